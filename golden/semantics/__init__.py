@@ -1,0 +1,4 @@
+"""Instruction semantics of the golden model, one module per ISA group family.
+
+Importing this package registers every handler in `xdsa.golden.dispatch.HANDLERS`.
+"""

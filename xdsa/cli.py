@@ -1,0 +1,173 @@
+"""The ``xdsa`` command line.
+
+Every subcommand reports user errors (bad source, bad image, bad option values)
+as one clear message on stderr and exits with status 1; it never prints a
+traceback for them.
+"""
+
+import argparse
+import json
+import sys
+
+__all__ = ["main", "UserError"]
+
+
+class UserError(Exception):
+    """An error caused by the user's input; printed without a traceback."""
+
+
+def _write_text(text, output):
+    if output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise UserError(f"cannot write {output}: {e.strerror}") from None
+
+
+def cmd_asm(args):
+    from xdsa.golden.asm import assemble_file, AsmErrors
+    try:
+        image = assemble_file(args.source)
+    except AsmErrors as e:
+        # compiler-style "file:line: error: message" lines, one per error
+        print(str(e), file=sys.stderr)
+        return 1
+    output = args.output or _default_output(args.source, ".img")
+    try:
+        image.save(output)
+    except OSError as e:
+        raise UserError(f"cannot write {output}: {e.strerror}") from None
+    if args.verbose:
+        for s in image.segments:
+            extra = f", {s.count} instructions" if s.count else ""
+            print(f"{s.kind.name.lower():8s} {s.address:#010x}..{s.end:#010x} ({len(s.data)} bytes{extra})")
+        print(f"start    {image.start:#010x}")
+    return 0
+
+
+def _default_output(source, ext):
+    import os
+    root, _ = os.path.splitext(source)
+    return root + ext
+
+
+def _load_image(path):
+    from xdsa.golden.image import Image, ImageError
+    try:
+        return Image.load(path)
+    except ImageError as e:
+        raise UserError(str(e)) from None
+
+
+def cmd_disasm(args):
+    from xdsa.golden.disasm import disassemble
+    _write_text(disassemble(_load_image(args.image)), args.output)
+    return 0
+
+
+def cmd_isa(args):
+    from xdsa import status
+    from xdsa.golden import isadoc
+    golden, rtl = status.golden_keys(), status.rtl_keys()
+
+    def st(op):
+        return status.status(op, golden, rtl)
+    if args.markdown:
+        _write_text(isadoc.reference_markdown(st), args.output)
+    else:
+        records = isadoc.opcode_records(st)
+        if args.mnemonic:
+            records = [r for r in records if r["mnemonic"] in args.mnemonic]
+            unknown = set(args.mnemonic) - {r["mnemonic"] for r in records}
+            if unknown:
+                raise UserError("unknown mnemonic(s): " + ", ".join(sorted(unknown)))
+        if args.json:
+            _write_text(json.dumps(records, indent=1) + "\n", args.output)
+        else:
+            lines = [f"{'section':7s} {'group':>5s} {'code':>4s}  {'mnemonic':28s} golden rtl"]
+            for r in records:
+                lines.append(f"{r['section']:7s} {r['group']:5d} {r['code']:#4x}  {r['mnemonic']:28s} "
+                             f"{'yes' if r['implemented']['golden'] else 'no':6s} "
+                             f"{'yes' if r['implemented']['rtl'] else 'no'}")
+            _write_text("\n".join(lines) + "\n", args.output)
+    return 0
+
+
+def _example_path(name="demo.s"):
+    import importlib.resources
+    return importlib.resources.files("xdsa") / "examples" / name
+
+
+def cmd_demo(args):
+    """The README's main job: the built-in example, end to end."""
+    import os
+    from xdsa.golden.asm import assemble, AsmErrors
+    from xdsa.golden.disasm import disassemble
+    source = _example_path().read_text(encoding="utf-8")
+    try:
+        image = assemble(source, "demo.s")
+    except AsmErrors as e:                      # pragma: no cover - the example is tested
+        raise UserError(str(e)) from None
+    os.makedirs(args.build_dir, exist_ok=True)
+    path = os.path.join(args.build_dir, "demo.img")
+    image.save(path)
+    print(f"assembled the built-in example into {path}:")
+    for s in image.segments:
+        extra = f", {s.count} instructions" if s.count else ""
+        print(f"  {s.kind.name.lower():7s} {s.address:#07x}..{s.end:#07x} ({len(s.data)} bytes{extra})")
+    print("\ndisassembly:\n")
+    print(disassemble(image))
+    return 0
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="xdsa", description="xDSA NPU generator: assembler, golden model, "
+                                "RTL simulation, Verilog export, synthesis and benchmarks.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    a = sub.add_parser("asm", help="assemble a source file into a memory image")
+    a.add_argument("source")
+    a.add_argument("-o", "--output", help="image file (default: SOURCE with .img)")
+    a.add_argument("-v", "--verbose", action="store_true", help="print the segments")
+    a.set_defaults(func=cmd_asm)
+
+    d = sub.add_parser("disasm", help="disassemble a memory image into assembly text")
+    d.add_argument("image")
+    d.add_argument("-o", "--output", help="output file (default: stdout)")
+    d.set_defaults(func=cmd_disasm)
+
+    m = sub.add_parser("demo", help="assemble and run the built-in example program")
+    m.add_argument("--build-dir", default="build", help="where to write demo.img (default: build)")
+    m.set_defaults(func=cmd_demo)
+
+    i = sub.add_parser("isa", help="print the ISA table")
+    g = i.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true", help="a JSON array with one object per opcode")
+    g.add_argument("--markdown", action="store_true", help="the ISA reference page (docs/isa-reference.md)")
+    i.add_argument("mnemonic", nargs="*", help="only these opcodes (text and JSON output)")
+    i.add_argument("-o", "--output", help="output file (default: stdout)")
+    i.set_defaults(func=cmd_isa)
+    return p
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except UserError as e:
+        print(f"xdsa {args.command}: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"xdsa {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
