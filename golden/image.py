@@ -17,6 +17,8 @@ Segments are stored in address order and never overlap.
 
 import enum
 import struct
+
+import numpy as np
 from dataclasses import dataclass, field
 
 __all__ = ["SegmentKind", "Segment", "Symbol", "Annotation", "Image", "ImageError", "MAGIC"]
@@ -158,7 +160,8 @@ class Image:
             if s.end > len(mem):
                 raise ImageError(f"{s.kind.name.lower()} segment at {s.address:#x}..{s.end:#x} does not "
                                  f"fit in a {len(mem)}-byte memory")
-            mem[s.address:s.end] = s.data
+            mem[s.address:s.end] = memoryview(s.data) if isinstance(mem, bytearray) else \
+                np.frombuffer(s.data, dtype=np.uint8)
 
     def program_segment(self, address=None):
         """The program segment starting at `address` (default: the start address)."""

@@ -2,3 +2,5 @@
 
 Importing this package registers every handler in `xdsa.golden.dispatch.HANDLERS`.
 """
+
+from . import control, elementwise, reduction, datamove  # noqa: F401

@@ -1,0 +1,1 @@
+"""Golden semantics: datamove (being written)."""

@@ -1,0 +1,1 @@
+"""Golden semantics: elementwise (being written)."""

@@ -1,0 +1,1 @@
+"""Golden semantics: reduction (being written)."""
