@@ -475,6 +475,10 @@ class ProgramBuilder:
         if self._start is not None:
             expr, line = self._start
             start = self._resolve(expr, symbols, line, ".start")
+            for s in segments:
+                # the label of a section's first instruction names that section
+                if s.kind == SegmentKind.PROGRAM and start == pc_of(s.address, 0):
+                    start = s.address
             if not any(s.kind == SegmentKind.PROGRAM and s.address == start for s in segments):
                 raise AsmError(f".start {start:#x} is not the address of a .text section", line)
         else:

@@ -160,7 +160,8 @@ class _Disassembler:
         out = [f".as {self.default_as}"]
         first_program = min(s.address for s in self.img.segments if s.kind == SegmentKind.PROGRAM)
         if self.img.start != first_program:
-            out.append(f".start {self._addr(self.img.start)}")
+            label = self.first_sym.get(pc_of(self.img.start, 0))
+            out.append(f".start {label or self._addr(self.img.start)}")
         for (t, i), n in sorted(self.img.keys.items()):
             out.append(f".keys {t}:{i}, {n}")
         for seg in self.img.segments:

@@ -16,11 +16,13 @@ the instruction's fault:
  5. no golden semantics, or not in the configured capability (UNIMPLEMENTED)
  6. key fetch: enough keys, else KEY_TIMEOUT; the keys are consumed
  7. operand table in memory (OPTABLE_RANGE), then decoded
- 8. operand checks by the semantics: unit codes (RESERVED_UNIT), unit support
-    (UNSUPPORTED_UNIT), field values (ILLEGAL_OPERAND), operand byte ranges
-    (ADDRESS_RANGE) -- all before anything is written
- 9. the writes are committed
-10. key deposit (KEY_OVERFLOW if the entry already holds 255 keys)
+ 8. every unit field holds a defined code (RESERVED_UNIT); the configuration
+    supports the units (UNSUPPORTED_UNIT)
+ 9. operand checks by the semantics: unit support (UNSUPPORTED_UNIT), field values
+    (ILLEGAL_OPERAND), operand byte ranges (ADDRESS_RANGE) -- all before anything
+    is written
+10. the writes are committed
+11. key deposit (KEY_OVERFLOW if the entry already holds 255 keys)
 
 A fault latches its code and the PC and stops the machine; nothing the faulting
 instruction computed is written (except for KEY_OVERFLOW, which happens after the
@@ -35,10 +37,10 @@ from . import units as U
 from .dispatch import HANDLERS
 from . import semantics  # noqa: F401  (registers the handlers)
 from .encoding import Instruction, UnityInstruction, decode_table
-from .isa import DidClass, did_class, Fault, DataUnit, GROUP_SIZE, GROUP_BYTES, DID_PACK_BYTES
+from .isa import DidClass, did_class, Fault, DataUnit, Kind, GROUP_SIZE, GROUP_BYTES, DID_PACK_BYTES
 from .storage import pc_of
 
-__all__ = ["Machine", "Retired", "RunResult", "MachineFault", "Exec", "DEFAULT_MEMORY"]
+__all__ = ["Machine", "Capability", "Retired", "RunResult", "MachineFault", "Exec", "DEFAULT_MEMORY"]
 
 DEFAULT_MEMORY = 1 << 20
 KEY_TABLES, KEY_ENTRIES = 4, 256
@@ -176,7 +178,8 @@ def _ranges(addresses):
     """Sorted, merged (start, length) ranges covering a set of byte addresses."""
     if not len(addresses):
         return []
-    u = np.unique(addresses)
+    u = np.sort(addresses)
+    u = u[np.r_[True, u[1:] != u[:-1]]]          # (np.unique is several times slower)
     breaks = np.nonzero(np.diff(u) != 1)[0]
     starts = np.concatenate(([u[0]], u[breaks + 1]))
     ends = np.concatenate((u[breaks], [u[-1]]))
@@ -196,13 +199,35 @@ def _merge(ranges):
     return out
 
 
+class Capability:
+    """What a hardware configuration supports, for `Machine(capability=...)`.
+
+    `executes(op)` says whether the configuration runs the opcode at all (if not:
+    UNIMPLEMENTED); `refuses(op, fields)` returns a reason when it does not support
+    the instruction's units (UNSUPPORTED_UNIT), or None.
+    """
+
+    def __init__(self, executes=None, refuses=None):
+        self._executes = executes or (lambda op: True)
+        self._refuses = refuses or (lambda op, fields: None)
+
+    def executes(self, op) -> bool:
+        return bool(self._executes(op))
+
+    def refuses(self, op, fields):
+        return self._refuses(op, fields)
+
+
 class Machine:
     """The architectural state and the interpreter.
 
     `domains` maps a non-Unity DID to a handler ``fn(machine, pc, instruction)``
-    that may return an iterable of (address, nbytes) it wrote. `capability`,
-    if given, is ``fn(op, fields) -> Fault or None``: it lets the golden model
-    refuse what a hardware configuration does not support, with the same fault.
+    that may return an iterable of (address, nbytes) it wrote, or raise
+    MachineFault. `capability`, if given, lets the golden model refuse what a
+    hardware configuration does not support, with the same faults as the RTL:
+    ``capability.executes(op)`` false -> UNIMPLEMENTED (before the key fetch), and
+    ``capability.refuses(op, fields)`` returning a reason -> UNSUPPORTED_UNIT (after
+    the reserved-unit check, before the semantics).
     """
 
     def __init__(self, mem_size: int = DEFAULT_MEMORY, domains: dict = None, capability=None):
@@ -276,7 +301,10 @@ class Machine:
             if handler is None:
                 return self._retire(Retired(index, pc, ins.did, fault=Fault.DOMAIN_ABSENT,
                                             detail=f"no domain handler for DID {ins.did:#04x}"))
-            writes = tuple(handler(self, pc, ins) or ())
+            try:
+                writes = tuple(handler(self, pc, ins) or ())
+            except MachineFault as e:
+                return self._retire(Retired(index, pc, ins.did, fault=e.code, detail=str(e)))
             return self._retire(Retired(index, pc, ins.did, writes=writes))
         return self._retire(self._unity(index, pc, ins))
 
@@ -309,6 +337,8 @@ class Machine:
             fn = HANDLERS.get(op.key)
             if fn is None:
                 raise MachineFault(Fault.UNIMPLEMENTED, f"{op.mnemonic} has no golden semantics yet")
+            if self.capability is not None and not self.capability.executes(op):
+                raise MachineFault(Fault.UNIMPLEMENTED, f"{op.mnemonic} is not in this configuration")
             self._fetch_keys(u.sync)
             fields = {}
             if op.table is not None:
@@ -318,10 +348,14 @@ class Machine:
                     raise MachineFault(Fault.OPTABLE_RANGE, f"{op.mnemonic}: operand table {d:#x}..{d + n:#x} "
                                        f"is outside the {len(self.mem)}-byte data memory")
                 fields = decode_table(op, u.as_bits, self.mem[d:d + n].tobytes(), signed=False)
+                for f in op.table.resolve(u.as_bits).fields:
+                    if f.kind == Kind.UNIT and fields[f.name] > max(DataUnit):
+                        raise MachineFault(Fault.RESERVED_UNIT, f"{op.mnemonic}: {f.name} = {fields[f.name]} "
+                                           "is a reserved unit code")
             if self.capability is not None:
-                code = self.capability(op, fields)
-                if code is not None:
-                    raise MachineFault(code, f"{op.mnemonic}: not supported by this configuration")
+                detail = self.capability.refuses(op, fields)
+                if detail:
+                    raise MachineFault(Fault.UNSUPPORTED_UNIT, f"{op.mnemonic}: {detail}")
             x = Exec(self, op, u.as_bits, fields, pc)
             stop = fn(x)
             writes = x._commit()

@@ -141,14 +141,19 @@ def _round_int_to_float(v: int, unit: DataUnit) -> float:
 
 
 def _f64_to_float(values: np.ndarray, unit: DataUnit) -> np.ndarray:
+    """Round to the float unit; every NaN becomes the default quiet NaN (D-FLOAT)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return values.astype(_NATIVE[unit])
+        out = values.astype(_NATIVE[unit])
+    nan = np.isnan(out)
+    if nan.any():
+        out[nan] = np.nan
+    return out
 
 
 def from_f64(values: np.ndarray, unit: DataUnit, sat: bool = False, rnd: bool = False) -> np.ndarray:
     """binary64 values to `unit` (see the module docstring)."""
     if unit.is_float:
-        return _f64_to_float(values, unit) if unit != DataUnit.FP64 else values.astype(np.float64)
+        return _f64_to_float(values, unit)
     with np.errstate(invalid="ignore"):
         r = np.rint(values) if rnd else np.trunc(values)
     lo, hi = int_range(unit)

@@ -101,26 +101,97 @@ def _example_path(name="demo.s"):
     return importlib.resources.files("xdsa") / "examples" / name
 
 
-def cmd_demo(args):
-    """The README's main job: the built-in example, end to end."""
-    import os
-    from xdsa.golden.asm import assemble, AsmErrors
-    from xdsa.golden.disasm import disassemble
-    source = _example_path().read_text(encoding="utf-8")
+# What the demo prints: (label, count, unit, description).
+DEMO_SHOW = [
+    ("a", 8, "s8", "input a"),
+    ("b", 8, "s8", "input b"),
+    ("sum", 8, "s8", "add.s8 with saturation: a + b"),
+    ("prod", 8, "s16", "mul s8 x s8 -> s16: a * b"),
+    ("total", 1, "s16", "reduce_sum.s16 of the products"),
+    ("gt", 8, "u8", "sgt: a > b"),
+    ("m", 8, "s8", "m, a 2 x 4 matrix"),
+    ("mt", 8, "s8", "data_move transpose: m as 4 x 2"),
+    ("x", 4, "f32", "input x"),
+    ("y", 4, "f32", "mul.f32: x * 0.5"),
+]
+
+
+def _machine_for(image, mem_size):
+    from xdsa.golden.machine import Machine, DEFAULT_MEMORY
+    from xdsa.golden.image import ImageError
+    size = mem_size or max(DEFAULT_MEMORY, -(-image.end // 4096) * 4096)
+    m = Machine(size)
     try:
-        image = assemble(source, "demo.s")
-    except AsmErrors as e:                      # pragma: no cover - the example is tested
+        m.load(image)
+    except ImageError as e:
         raise UserError(str(e)) from None
+    return m
+
+
+def cmd_demo(args):
+    """The README's main job: the built-in example, assembled and run on the golden model."""
+    import os
+    from xdsa.golden.asm import assemble
+    from xdsa.golden.report import parse_dump, format_values, format_outcome
+    image = assemble(_example_path().read_text(encoding="utf-8"), "demo.s")
     os.makedirs(args.build_dir, exist_ok=True)
     path = os.path.join(args.build_dir, "demo.img")
     image.save(path)
-    print(f"assembled the built-in example into {path}:")
-    for s in image.segments:
-        extra = f", {s.count} instructions" if s.count else ""
-        print(f"  {s.kind.name.lower():7s} {s.address:#07x}..{s.end:#07x} ({len(s.data)} bytes{extra})")
-    print("\ndisassembly:\n")
-    print(disassemble(image))
-    return 0
+    print(f"assembled the built-in example (xdsa/examples/demo.s) into {path}")
+    m = _machine_for(image, None)
+    result = m.run()
+    print(f"golden model: {format_outcome(result)}\n")
+    symbols = {s.name: s.address for s in image.symbols}
+    for label, count, unit, text in DEMO_SHOW:
+        print(f"  {text}")
+        print(f"    {format_values(m.mem, parse_dump(f'{label}:{count}:{unit}', symbols))}")
+    return 0 if result.status in ("exit", "end") else 2
+
+
+def cmd_run(args):
+    from xdsa.golden.report import parse_dump, format_values, format_outcome, format_retired
+    image = _load_image(args.image)
+    symbols = {s.name: s.address for s in image.symbols}
+    try:
+        dumps = [parse_dump(d, symbols) for d in args.dump]
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    m = _machine_for(image, args.mem_size)
+    before = m.mem.copy()
+    result = m.run(args.max_instructions)
+    if args.trace:
+        for r in result.trace:
+            print(format_retired(r))
+    if dumps:
+        for d in dumps:
+            print(format_values(m.mem, d))
+    else:
+        for line in _changed_symbols(image, before, m.mem):
+            print(line)
+    outcome = format_outcome(result)
+    if result.status == "fault":
+        print(f"xdsa run: {outcome}", file=sys.stderr)
+        return 2
+    print(outcome)
+    return 0 if result.status in ("exit", "end") else 3
+
+
+def _changed_symbols(image, before, after):
+    """Labelled regions whose bytes the run changed, shown in their data unit."""
+    from xdsa.golden.report import DumpSpec, format_values
+    from xdsa.golden.isa import DataUnit
+    ann = {a.address: a for a in image.annotations}
+    bounds = sorted({s.address for s in image.symbols} | {seg.end for seg in image.segments})
+    out = []
+    for sym in image.symbols:
+        end = next((b for b in bounds if b > sym.address), sym.address)
+        if end > len(after) or not (before[sym.address:end] != after[sym.address:end]).any():
+            continue
+        a = ann.get(sym.address)
+        unit = DataUnit(a.unit) if a is not None and a.unit in DataUnit._value2member_map_ else DataUnit.U8
+        count = (end - sym.address) * 8 // unit.bits
+        out.append(format_values(after, DumpSpec(sym.name, sym.address, count, unit)))
+    return out
 
 
 def build_parser():
@@ -140,9 +211,19 @@ def build_parser():
     d.add_argument("-o", "--output", help="output file (default: stdout)")
     d.set_defaults(func=cmd_disasm)
 
-    m = sub.add_parser("demo", help="assemble and run the built-in example program")
+    m = sub.add_parser("demo", help="assemble the built-in example and run it on the golden model")
     m.add_argument("--build-dir", default="build", help="where to write demo.img (default: build)")
     m.set_defaults(func=cmd_demo)
+
+    r = sub.add_parser("run", help="run an image on the golden model")
+    r.add_argument("image")
+    r.add_argument("--dump", action="append", default=[], metavar="ADDR:COUNT:UNIT",
+                   help="print COUNT elements of UNIT at ADDR (a number or label) after the run; repeatable")
+    r.add_argument("--trace", action="store_true", help="print the retire trace")
+    r.add_argument("--mem-size", type=lambda v: int(v, 0), default=None,
+                   help="data memory in bytes (default: 1 MiB or the image size)")
+    r.add_argument("--max-instructions", type=int, default=1_000_000, help="stop after this many instructions")
+    r.set_defaults(func=cmd_run)
 
     i = sub.add_parser("isa", help="print the ISA table")
     g = i.add_mutually_exclusive_group()

@@ -9,7 +9,7 @@ main:
     ; p = a * b as full 16-bit products
     mul src0=a, src1=b, dst=prod, len=8, src0_unit=s8, dst_unit=s16, src1_unit=s8
     ; total = sum of the products
-    reduce_sum.s16 src=prod, dst=total, fw=8, fh=1, fc=1
+    reduce_sum.s16 src=prod, dst=total, fw=8, fh=1, fc=1, axis=7
     ; gt = (a > b) as uint8 flags
     sgt src0=a, src1=b, dst=gt, len=8, src0_unit=s8, dst_unit=u8, src1_unit=s8
     ; t = transpose of the 2 x 4 matrix m

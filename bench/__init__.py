@@ -1,0 +1,1 @@
+"""Benchmarks: measured figures, printed (and as JSON), never asserted in tests."""

@@ -1,0 +1,68 @@
+"""Core configurations: the parameters every hardware unit is built from.
+
+`tiny` fits an iCE40 UP5K, `base` an ECP5-85F, `large` is for simulation and ASIC
+flows. A configuration without a feature (an engine, a data unit, a domain port)
+faults cleanly on the instructions that need it; the golden model is given the
+same capability (`capability()`) so that co-simulation agrees on those faults.
+"""
+
+from dataclasses import dataclass, field
+
+__all__ = ["CoreConfig", "CONFIGS", "get_config"]
+
+
+@dataclass(frozen=True)
+class CoreConfig:
+    name: str
+    mem_bytes: int                 # data memory (SRAM) size in bytes, a multiple of row_bytes
+    row_bytes: int = 32            # data memory row width in bytes (8, 16 or 32)
+    domains: tuple = ()            # DIDs that have a domain stream port
+    key_timeout: int = 1 << 16     # cycles a key wait may last before KEY_TIMEOUT
+    datamove_lanes: int = None     # bytes per cycle of the data-move fast path (None: row_bytes)
+    vector_bytes: int = 0          # vector datapath width W in bytes (0: no vector engine)
+    array_n: int = 0               # systolic array size N (0: no matrix unit)
+    doc: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        if self.row_bytes not in (8, 16, 32):
+            raise ValueError(f"row_bytes must be 8, 16 or 32, not {self.row_bytes!r}")
+        if self.mem_bytes <= 0 or self.mem_bytes % self.row_bytes:
+            raise ValueError(f"mem_bytes must be a positive multiple of row_bytes ({self.row_bytes}), "
+                             f"not {self.mem_bytes!r}")
+        for d in self.domains:
+            if not (1 <= d <= 6 or 0x80 <= d <= 0xFF):
+                raise ValueError(f"domain port DID {d:#x} is not a STANDARD non-Unity or CUSTOM DID")
+        if self.key_timeout < 1:
+            raise ValueError(f"key_timeout must be at least 1 cycle, not {self.key_timeout!r}")
+
+    @property
+    def rows(self) -> int:
+        return self.mem_bytes // self.row_bytes
+
+    @property
+    def row_bits(self) -> int:
+        return 8 * self.row_bytes
+
+    @property
+    def lanes(self) -> int:
+        return self.datamove_lanes or self.row_bytes
+
+
+CONFIGS = {
+    "tiny": CoreConfig("tiny", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1,
+                       doc="iCE40 UP5K: byte-serial data move, 8 KiB of data memory"),
+    "base": CoreConfig("base", mem_bytes=64 << 10, row_bytes=32, domains=(0x80,),
+                       vector_bytes=32, array_n=8,
+                       doc="ECP5-85F: 256-bit memory rows, W = 32 vector datapath, 8 x 8 array"),
+    "large": CoreConfig("large", mem_bytes=1 << 20, row_bytes=32, domains=(1, 2, 3, 4, 5, 6, 0x80),
+                        vector_bytes=32, array_n=16,
+                        doc="simulation/ASIC: 1 MiB data memory, 16 x 16 array"),
+}
+
+
+def get_config(name: str) -> CoreConfig:
+    try:
+        return CONFIGS[name]
+    except KeyError:
+        raise ValueError(f"unknown configuration {name!r}; expected one of {', '.join(CONFIGS)}") from None

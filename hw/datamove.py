@@ -1,0 +1,3 @@
+"""Data-move engine (being written)."""
+
+OPCODES = ()
