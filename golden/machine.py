@@ -368,7 +368,7 @@ class Machine:
                 return Retired(**rec, fault=Fault.KEY_OVERFLOW,
                                detail=f"{op.mnemonic}: key table {t} entry {i} already holds 255 keys")
             self.keys[t, i] += 1
-        if stop == "exit":
+        if isinstance(stop, str) and stop == "exit":
             self._stop("exit")
         return Retired(**rec)
 

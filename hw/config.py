@@ -52,9 +52,9 @@ class CoreConfig:
 CONFIGS = {
     "tiny": CoreConfig("tiny", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1,
                        doc="iCE40 UP5K: byte-serial data move, 8 KiB of data memory"),
-    "base": CoreConfig("base", mem_bytes=64 << 10, row_bytes=32, domains=(0x80,),
+    "base": CoreConfig("base", mem_bytes=128 << 10, row_bytes=32, domains=(0x80,),
                        vector_bytes=32, array_n=8,
-                       doc="ECP5-85F: 256-bit memory rows, W = 32 vector datapath, 8 x 8 array"),
+                       doc="ECP5-85F: 128 KiB in 256-bit rows, W = 32 vector datapath, 8 x 8 array"),
     "large": CoreConfig("large", mem_bytes=1 << 20, row_bytes=32, domains=(1, 2, 3, 4, 5, 6, 0x80),
                         vector_bytes=32, array_n=16,
                         doc="simulation/ASIC: 1 MiB data memory, 16 x 16 array"),

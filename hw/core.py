@@ -1,0 +1,298 @@
+"""The xDSA core: fetcher, DID router, Unity front end, sync unit, memory system,
+host port and engines, sequenced one instruction at a time.
+
+Each instruction goes through the steps of docs/architecture.md ("Execution
+model"); the first failing check is its fault, exactly as in the golden model
+(D-PRECEDENCE). Instructions for a configured domain port retire in the cycle the
+port accepts them (the fetcher's full rate); a Unity instruction takes the decode,
+key, table-load and engine cycles plus one cycle to retire.
+
+Besides the Wishbone host port, the core exposes a retire port (one record per
+instruction) and a write monitor (the row and byte enables of every data-memory
+write), from which simulation harnesses rebuild the golden model's retire trace.
+"""
+
+from amaranth.hdl import Cat, Const, Elaboratable, Module, Signal, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from xdsa.golden import isa
+from xdsa.golden.isa import DID, Fault, Section
+
+from .bus import EngineCmd, FetchItem, RetireRecord, row_addr_bits, KeyFetch, KeyDeposit
+from .capabilities import engine_opcodes
+from .datamove import DataMoveEngine
+from .decode import Decoder
+from .fetch import Fetcher
+from .fields import reserved_unit
+from .hostport import HostPort, WishboneSignature
+from .memory import MemorySystem
+from .oploader import OperandLoader
+from .sync import SyncUnit
+
+__all__ = ["Core", "StopReason"]
+
+_SYNC = isa.field_map(isa.SYNC_CTRL_FIELDS)
+
+
+class StopReason:
+    NONE, END, EXIT, FAULT = 0, 1, 2, 3
+
+
+def DomainItem():
+    return data.StructLayout({"pc": unsigned(64), "payload": unsigned(128)})
+
+
+class Core(wiring.Component):
+    """The whole core for one `CoreConfig`. `mem_init` (bytes) preloads the data memory
+    (simulation); `key_timeout` overrides the configuration's."""
+
+    def __init__(self, config, *, mem_init=b"", key_timeout=None):
+        self.config = config
+        self._mem_init = bytes(mem_init)
+        self._key_timeout = key_timeout
+        members = {
+            "wb": In(WishboneSignature()),
+            "retire": Out(stream.Signature(RetireRecord, always_ready=True)),
+            "trace_wr_valid": Out(1),
+            "trace_wr_row": Out(row_addr_bits(config.rows)),
+            "trace_wr_be": Out(config.row_bytes),
+            "busy": Out(1),
+            "stopped": Out(1),
+        }
+        for did in config.domains:
+            members[f"domain_{did:02x}"] = Out(stream.Signature(DomainItem()))
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self.config
+
+        m.submodules.fetch = fetch = Fetcher(cfg)
+        m.submodules.decode = dec = Decoder(cfg)
+        m.submodules.loader = loader = OperandLoader(cfg, dec.max_table_bits)
+        m.submodules.sync = sync = SyncUnit(cfg, key_timeout=self._key_timeout)
+        m.submodules.host = host = HostPort(cfg)
+        m.submodules.dm = dm = DataMoveEngine(cfg)
+        m.submodules.mem = mem = MemorySystem(
+            cfg, read_clients=[["loader", "fetch", "host"], ["dm"]], write_clients=["dm", "host"],
+            init=self._mem_init)
+
+        wiring.connect(m, fetch.mem, mem.r_fetch)
+        wiring.connect(m, loader.mem, mem.r_loader)
+        wiring.connect(m, host.mem_r, mem.r_host)
+        wiring.connect(m, host.mem_w, mem.w_host)
+        wiring.connect(m, dm.rd, mem.r_dm)
+        wiring.connect(m, dm.wr, mem.w_dm)
+        wiring.connect(m, wiring.flipped(self.wb), host.wb)
+        wiring.connect(m, host.keys_req, sync.host)
+        wiring.connect(m, sync.host_rsp, host.keys_rsp)
+
+        # write monitor: the write clients never transfer in the same cycle
+        for port in (mem.w_dm, mem.w_host):
+            with m.If(port.req.valid & port.req.ready):
+                m.d.comb += [self.trace_wr_valid.eq(1), self.trace_wr_row.eq(port.req.payload.row),
+                             self.trace_wr_be.eq(port.req.payload.be)]
+
+        # --- architectural state ----------------------------------------------------
+        item = Signal(FetchItem)              # the instruction being executed
+        index = Signal(32)
+        cycles = Signal(64)
+        retired = Signal(64)
+        reason = Signal(2)
+        fault = Signal(8)
+        fault_pc = Signal(64)
+        busy = Signal()
+        stopped = Signal()
+        table = Signal(max(1, dec.max_table_bits))
+        cur_fault = Signal(8)                 # fault of the instruction being retired
+        m.d.comb += [self.busy.eq(busy), self.stopped.eq(stopped),
+                     host.busy.eq(busy), host.stopped.eq(stopped), host.reason.eq(reason),
+                     host.fault.eq(fault), host.fault_pc.eq(fault_pc), host.cycles.eq(cycles),
+                     host.retired.eq(retired)]
+        with m.If(busy):
+            m.d.sync += cycles.eq(cycles + 1)
+
+        m.d.comb += dec.payload.eq(item.payload)
+        sync_ctrl = dec.sync
+        fetch_en = sync_ctrl[_SYNC["sync_en"].lo]
+        deposit_en = sync_ctrl[_SYNC["sync_en"].lo + 1]
+
+        # engines by decode id
+        engines = {"datamove": dm}
+        engine_is = {name: dec.engine_is(name) for name in engines}
+        executed = [op for ops in engine_opcodes(cfg).values() for op in ops if op.table is not None]
+        op_key = Cat(dec.op_code, dec.section == Section.AI)
+        bad_unit = Signal()
+        with m.Switch(op_key):
+            for op in executed:
+                with m.Case(op.op_code | ((1 if op.section == Section.AI else 0) << 14)):
+                    m.d.comb += bad_unit.eq(reserved_unit(table, dec.as_code, op))
+
+        def retire(m, fault_code, *, stop_reason=None):
+            m.d.comb += [self.retire.valid.eq(1), cur_fault.eq(fault_code)]
+            m.d.sync += [index.eq(index + 1), retired.eq(retired + 1)]
+            if stop_reason is not None:
+                m.d.sync += reason.eq(stop_reason)
+
+        rp = self.retire.payload
+        m.d.comb += [rp.index.eq(index), rp.pc.eq(item.pc), rp.did.eq(item.did),
+                     rp.did_valid.eq(item.fault != Fault.FETCH_RANGE), rp.fault.eq(cur_fault),
+                     rp.unity.eq((item.did == DID.UNITY) & (item.fault == 0)),
+                     rp.section.eq(dec.section), rp.op_code.eq(dec.op_code)]
+
+        def raise_fault(m, code):
+            retire(m, code, stop_reason=StopReason.FAULT)
+            m.d.sync += [fault.eq(code), fault_pc.eq(item.pc)]
+            m.next = "STOP"
+
+        is_domain = Signal()
+        m.d.comb += is_domain.eq(0)
+        domain_ports = {did: getattr(self, f"domain_{did:02x}") for did in cfg.domains}
+
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(host.clear):
+                    m.d.sync += [stopped.eq(0), reason.eq(0), fault.eq(0), fault_pc.eq(0),
+                                 cycles.eq(0), retired.eq(0)]
+                with m.If(host.start):
+                    m.d.comb += [fetch.start.eq(1), fetch.start_addr.eq(host.start_addr)]
+                    m.d.sync += [busy.eq(1), stopped.eq(0), reason.eq(0), fault.eq(0), fault_pc.eq(0),
+                                 cycles.eq(0), retired.eq(0), index.eq(0)]
+                    m.next = "NEXT"
+
+            with m.State("NEXT"):
+                # Take the next instruction; a domain instruction whose port is ready
+                # retires in this very cycle.
+                fi = fetch.out.payload
+                for did, port in domain_ports.items():
+                    with m.If(fetch.out.valid & (fi.did == did) & (fi.fault == 0)):
+                        m.d.comb += [port.valid.eq(1), port.payload.pc.eq(fi.pc),
+                                     port.payload.payload.eq(fi.payload), fetch.out.ready.eq(port.ready),
+                                     is_domain.eq(1)]
+                        with m.If(port.ready):
+                            m.d.comb += [self.retire.valid.eq(1), rp.pc.eq(fi.pc), rp.did.eq(fi.did),
+                                         rp.did_valid.eq(1), rp.unity.eq(0)]
+                            m.d.sync += [index.eq(index + 1), retired.eq(retired + 1)]
+                with m.If(fetch.out.valid & ~is_domain):
+                    m.d.comb += fetch.out.ready.eq(1)
+                    m.d.sync += item.eq(fi)
+                    m.next = "ROUTE"
+
+            with m.State("ROUTE"):
+                did = item.did
+                with m.If(item.fault != 0):
+                    raise_fault(m, item.fault)
+                with m.Elif(did == DID.END):
+                    retire(m, 0, stop_reason=StopReason.END)
+                    m.next = "STOP"
+                with m.Elif(did == DID.UNITY):
+                    m.next = "DECODE"
+                with m.Elif((did < 7) | (did >= 0x80)):
+                    # a STANDARD or CUSTOM domain without a port (ported ones never get here)
+                    raise_fault(m, Fault.DOMAIN_ABSENT)
+                with m.Else():
+                    raise_fault(m, Fault.RESERVED_DID)
+
+            with m.State("DECODE"):
+                with m.If(dec.fault != 0):
+                    raise_fault(m, dec.fault)
+                with m.Elif(fetch_en):
+                    m.next = "KEYWAIT"
+                with m.Else():
+                    m.next = "TABLE"
+
+            with m.State("KEYWAIT"):
+                m.d.comb += [sync.fetch.valid.eq(1),
+                             sync.fetch.payload.table.eq(sync_ctrl[_SYNC["keyr_bar"].lo:_SYNC["keyr_bar"].hi + 1]),
+                             sync.fetch.payload.index.eq(sync_ctrl[_SYNC["fetch_key_addr"].lo:_SYNC["fetch_key_addr"].hi + 1]),
+                             sync.fetch.payload.n.eq(sync_ctrl[_SYNC["num_key"].lo:_SYNC["num_key"].hi + 1] + 1)]
+                with m.If(sync.fetch.ready):
+                    m.next = "KEYDONE"
+
+            with m.State("KEYDONE"):
+                m.d.comb += sync.fetch_done.ready.eq(1)
+                with m.If(sync.fetch_done.valid):
+                    with m.If(sync.fetch_done.payload.fault != 0):
+                        raise_fault(m, sync.fetch_done.payload.fault)
+                    with m.Else():
+                        m.next = "TABLE"
+
+            with m.State("TABLE"):
+                with m.If(~dec.has_table):
+                    m.next = "ENGINE"
+                with m.Else():
+                    m.d.comb += [loader.cmd.valid.eq(1), loader.cmd.payload.addr.eq(dec.descriptor),
+                                 loader.cmd.payload.nbytes.eq(dec.table_bytes)]
+                    with m.If(loader.cmd.ready):
+                        m.next = "TABLEDONE"
+
+            with m.State("TABLEDONE"):
+                m.d.comb += loader.rsp.ready.eq(1)
+                with m.If(loader.rsp.valid):
+                    with m.If(loader.rsp.payload.fault != 0):
+                        raise_fault(m, loader.rsp.payload.fault)
+                    with m.Else():
+                        m.d.sync += table.eq(loader.rsp.payload.table)
+                        m.next = "UNITS"
+
+            with m.State("UNITS"):
+                with m.If(bad_unit):
+                    raise_fault(m, Fault.RESERVED_UNIT)
+                with m.Else():
+                    m.next = "ENGINE"
+
+            with m.State("ENGINE"):
+                with m.If(dec.is_exit):
+                    m.next = "DEPOSIT"
+                for name, eng in engines.items():
+                    with m.Elif(engine_is[name]):
+                        cmd = eng.cmd.payload
+                        m.d.comb += [eng.cmd.valid.eq(1), cmd.section_ai.eq(dec.section == Section.AI),
+                                     cmd.op_code.eq(dec.op_code), cmd.as_code.eq(dec.as_code),
+                                     cmd.table.eq(table)]
+                        with m.If(eng.cmd.ready):
+                            m.next = f"WAIT_{name}"
+
+            for name, eng in engines.items():
+                with m.State(f"WAIT_{name}"):
+                    m.d.comb += eng.done.ready.eq(1)
+                    with m.If(eng.done.valid):
+                        with m.If(eng.done.payload.fault != 0):
+                            raise_fault(m, eng.done.payload.fault)
+                        with m.Else():
+                            m.next = "DEPOSIT"
+
+            with m.State("DEPOSIT"):
+                with m.If(~deposit_en):
+                    m.next = "RETIRE"
+                with m.Else():
+                    m.d.comb += [sync.deposit.valid.eq(1),
+                                 sync.deposit.payload.table.eq(sync_ctrl[_SYNC["keyw_bar"].lo:_SYNC["keyw_bar"].hi + 1]),
+                                 sync.deposit.payload.index.eq(
+                                     sync_ctrl[_SYNC["deposit_key_addr"].lo:_SYNC["deposit_key_addr"].hi + 1])]
+                    with m.If(sync.deposit.ready):
+                        m.next = "DEPOSITDONE"
+
+            with m.State("DEPOSITDONE"):
+                m.d.comb += sync.deposit_done.ready.eq(1)
+                with m.If(sync.deposit_done.valid):
+                    with m.If(sync.deposit_done.payload.fault != 0):
+                        raise_fault(m, sync.deposit_done.payload.fault)
+                    with m.Else():
+                        m.next = "RETIRE"
+
+            with m.State("RETIRE"):
+                with m.If(dec.is_exit):
+                    retire(m, 0, stop_reason=StopReason.EXIT)
+                    m.next = "STOP"
+                with m.Else():
+                    retire(m, 0)
+                    m.next = "NEXT"
+
+            with m.State("STOP"):
+                m.d.comb += fetch.stop.eq(1)
+                m.d.sync += [busy.eq(0), stopped.eq(1)]
+                m.next = "IDLE"
+
+        return m

@@ -1,0 +1,231 @@
+"""The instruction fetcher: reads a program in the storage format from the data
+memory and hands its instructions to the core in order, one `FetchItem` each.
+
+The storage format (golden/storage.py, D-PC, D-STORAGE-PAD): groups of 32
+instructions, 544 bytes each: a 32-byte DID pack (DID i in byte i), then 16
+32-byte rows of two 128-bit payloads. The PC of an instruction is the address of
+its payload. A program is contiguous, so the fetcher simply reads consecutive
+memory rows from ``start_addr // row_bytes`` upwards and parses them by their
+position in the group.
+
+Behaviour (the golden model's ``Machine._fetch``):
+
+* ``start`` (one-cycle pulse) with ``start_addr``: emit the program's
+  instructions on ``out`` as {pc, did, payload, fault=0} until the one whose DID is
+  END has been emitted; then go idle (``busy`` low).
+* A misaligned start (not a multiple of 32), or an instruction whose 16-byte
+  payload is not entirely inside ``[0, mem_bytes)``: emit one item {pc, did=0,
+  payload=0, fault=FETCH_RANGE} and go idle. For a bad start the PC is
+  ``start_addr + 32`` (modulo 2**64). No memory read outside the memory is ever
+  requested.
+* ``stop`` (one-cycle pulse): abandon everything (buffered instructions, a
+  response still due, a request not yet granted) and go idle. ``stop`` wins over
+  a ``start`` in the same cycle; a ``start`` may follow in the next cycle, and a
+  ``start`` while busy restarts from scratch.
+
+Interfaces: ``out`` follows the stream rules (``valid`` does not depend on
+``ready``; once high, ``valid`` and the payload hold until the transfer, except
+that ``stop``/``start`` withdraw them). ``mem.req`` holds its request until it is
+granted, except when fetching ends (END emitted, a fault, ``stop``, ``start``):
+then an ungranted read request is withdrawn, which is harmless because reads have
+no side effects and the memory system's grant is combinational. No output
+depends combinationally on an input.
+
+Microarchitecture (mirrored register for register by the cycle model
+`xdsa.golden.cycle.fetcher.FetcherModel`):
+
+* request side: the next row ``req_row``; a request is offered while ``req_row <
+  rows`` and the buffer has room for every response that may still arrive
+  (``count + pending < depth``). Rows after the program's END may be read
+  (at most ``depth`` of them).
+* response side: ``pending`` marks the response due this cycle. The first ``32 //
+  row_bytes`` rows of each group are shifted into the 256-bit DID-pack register;
+  each payload row (row_bytes 16 or 32; with 8-byte rows, each pair of rows, the
+  first one kept in ``stage``) becomes one buffer entry of ``max(1, row_bytes //
+  16)`` instructions with their DIDs, which are then shifted out of the DID-pack
+  register. Responses arrive in order, so the next group's DID pack only replaces
+  the register once every payload row of the current group has been parsed: the
+  DID-pack read is hidden.
+* buffer: ``depth`` entries (default 4 with 32-byte rows, else 3).
+* output: ``pc``/``slot`` of the next instruction and ``sub``, the instruction
+  within the head entry; ``out`` is combinational from these registers and the
+  head entry.
+
+Latency: the first item is valid ``32 // row_bytes + max(1, 16 // row_bytes) + 2``
+cycles after the ``start`` cycle (4, 5 and 8 cycles with 32-, 16- and 8-byte rows)
+when every request is granted; a fault item for a bad start 1 cycle after.
+
+Throughput with ``out.ready`` high and every request granted: 1 instruction per
+cycle with 32-byte rows, including across group boundaries (17 row reads per 32
+instructions); 32/34 with 16-byte rows and 32/68 with 8-byte rows (bound by the
+memory: 34 and 68 row reads per group).
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from xdsa.golden.cycle.fetcher import default_depth
+from xdsa.golden.isa import DID, Fault, GROUP_BYTES, GROUP_SIZE, DID_PACK_BYTES, PAYLOAD_BYTES
+
+from .bus import FetchItem, ReadPort, row_addr_bits
+from .config import CoreConfig
+
+__all__ = ["Fetcher"]
+
+
+class Fetcher(wiring.Component):
+    """Instruction fetcher (see the module docstring).
+
+    Parameters
+    ----------
+    config : CoreConfig
+    depth : int
+        Buffer entries (default `default_depth(config.row_bytes)`); each holds one
+        payload row of the storage format (two instructions with 32-byte rows, one
+        otherwise).
+
+    Ports
+    -----
+    start : In(1)         one-cycle pulse: begin fetching at ``start_addr``
+    start_addr : In(64)   byte address of the program (its first DID pack)
+    stop : In(1)          one-cycle pulse: abandon everything, go idle
+    mem : Out(ReadPort)   read port into the data memory
+    out : Out(stream.Signature(FetchItem))   the instructions, in order
+    busy : Out(1)         fetching (from the cycle after ``start`` until the cycle
+                          after the END or fault item transferred, or ``stop``)
+    """
+
+    def __init__(self, config: CoreConfig, depth: int = None):
+        if not isinstance(config, CoreConfig):
+            raise TypeError(f"config must be a CoreConfig, not {config!r}")
+        if depth is None:
+            depth = default_depth(config.row_bytes)
+        if not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"depth must be a positive number of buffer entries, not {depth!r}")
+        self._config, self._depth = config, depth
+        super().__init__({
+            "start": In(1),
+            "start_addr": In(64),
+            "stop": In(1),
+            "mem": Out(ReadPort(addr_bits=row_addr_bits(config.rows), row_bits=config.row_bits)),
+            "out": Out(stream.Signature(FetchItem)),
+            "busy": Out(1),
+        })
+
+    @property
+    def config(self) -> CoreConfig:
+        return self._config
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg, depth = self._config, self._depth
+        rb, rows, mem_bytes = cfg.row_bytes, cfg.rows, cfg.mem_bytes
+        ab = row_addr_bits(rows)
+        per = max(1, rb // PAYLOAD_BYTES)           # instructions per buffer entry
+        did_rows = DID_PACK_BYTES // rb             # rows of a DID pack
+        group_rows = GROUP_BYTES // rb              # rows of a group
+
+        # --- registers --------------------------------------------------------------
+        running = Signal()                          # = busy
+        bad = Signal()                              # the start was misaligned / out of memory
+        pc = Signal(64)                             # PC of the next instruction to emit
+        slot = Signal(range(GROUP_SIZE))            # its slot in the group
+        sub = Signal(range(per))                    # its place in the head entry
+        req_row = Signal(ab + 1)                    # next row to request
+        pending = Signal()                          # a response is due this cycle
+        pos = Signal(range(group_rows))             # that response's row within its group
+        dids = Signal(8 * DID_PACK_BYTES)           # DID pack (shifted out as used)
+        stage = Signal(64) if rb == 8 else None     # first half of a payload (8-byte rows)
+        buf_payload = Array(Signal(128 * per, name=f"buf_payload_{i}") for i in range(depth))
+        buf_did = Array(Signal(8 * per, name=f"buf_did_{i}") for i in range(depth))
+        wp = Signal(range(depth))
+        rp = Signal(range(depth))
+        count = Signal(range(depth + 1))
+
+        # --- output -----------------------------------------------------------------
+        head_payload = Signal(128)
+        head_did = Signal(8)
+        if per == 1:
+            m.d.comb += [head_payload.eq(buf_payload[rp]), head_did.eq(buf_did[rp])]
+        else:
+            m.d.comb += [head_payload.eq(buf_payload[rp].word_select(sub, 128)),
+                         head_did.eq(buf_did[rp].word_select(sub, 8))]
+        out_of_range = Signal()                     # the payload at pc is not all in memory
+        m.d.comb += out_of_range.eq(pc > mem_bytes - PAYLOAD_BYTES if mem_bytes >= PAYLOAD_BYTES else 1)
+        fault = Signal()
+        m.d.comb += fault.eq(running & (bad | out_of_range))
+
+        m.d.comb += [
+            self.out.valid.eq(running & (fault | (count != 0))),
+            self.out.payload.pc.eq(pc),
+            self.out.payload.did.eq(Mux(fault, 0, head_did)),
+            self.out.payload.payload.eq(Mux(fault, 0, head_payload)),
+            self.out.payload.fault.eq(Mux(fault, Fault.FETCH_RANGE, 0)),
+            self.mem.req.valid.eq(running & ~bad & (req_row < rows) & (count + pending < depth)),
+            self.mem.req.payload.eq(req_row[:ab]),
+            self.busy.eq(running),
+        ]
+
+        out_fire = Signal()
+        req_fire = Signal()
+        finish = Signal()                           # the last item (END or fault) transfers
+        popped = Signal()
+        pushed = Signal()
+        m.d.comb += [
+            out_fire.eq(self.out.valid & self.out.ready),
+            req_fire.eq(self.mem.req.valid & self.mem.req.ready),
+            finish.eq(out_fire & (fault | (head_did == DID.END))),
+            popped.eq(out_fire & ~fault & (sub == per - 1)),
+        ]
+
+        # --- response parser --------------------------------------------------------
+        rsp = self.mem.rsp.payload
+        with m.If(pending & self.mem.rsp.valid):
+            m.d.sync += pos.eq(Mux(pos == group_rows - 1, 0, pos + 1))
+            with m.If(pos < did_rows):
+                m.d.sync += dids.eq(Cat(dids[8 * rb:], rsp))
+            if stage is not None:
+                with m.Elif(~pos[0]):               # first half of a payload (did_rows is even)
+                    m.d.sync += stage.eq(rsp)
+            with m.Else():
+                m.d.comb += pushed.eq(1)
+                payload = Cat(stage, rsp) if stage is not None else rsp
+                for i in range(depth):
+                    with m.If(wp == i):
+                        m.d.sync += [buf_payload[i].eq(payload), buf_did[i].eq(dids[:8 * per])]
+                m.d.sync += [dids.eq(dids >> (8 * per)),
+                             wp.eq(Mux(wp == depth - 1, 0, wp + 1))]
+
+        # --- requests, output advance -------------------------------------------------
+        with m.If(req_fire):
+            m.d.sync += req_row.eq(req_row + 1)
+        with m.If(out_fire & ~fault):
+            m.d.sync += [pc.eq(pc + Mux(slot == GROUP_SIZE - 1, PAYLOAD_BYTES + DID_PACK_BYTES,
+                                        PAYLOAD_BYTES)),
+                         slot.eq(slot + 1)]
+            if per > 1:
+                m.d.sync += sub.eq(Mux(popped, 0, sub + 1))
+        with m.If(popped):
+            m.d.sync += rp.eq(Mux(rp == depth - 1, 0, rp + 1))
+        m.d.sync += [count.eq(count + pushed - popped), pending.eq(req_fire)]
+
+        # --- end of fetching, start, stop (later statements win) -------------------------
+        with m.If(finish):
+            m.d.sync += [running.eq(0), pending.eq(0)]
+        with m.If(self.start):
+            a = self.start_addr
+            start_bad = (a[:5] != 0) | (a > mem_bytes - DID_PACK_BYTES - PAYLOAD_BYTES
+                                        if mem_bytes >= DID_PACK_BYTES + PAYLOAD_BYTES else Const(1))
+            m.d.sync += [running.eq(1), bad.eq(start_bad), pc.eq(a + DID_PACK_BYTES),
+                         slot.eq(0), sub.eq(0), req_row.eq(a[exact_log2(rb):]),
+                         pending.eq(0), pos.eq(0), wp.eq(0), rp.eq(0), count.eq(0)]
+        with m.If(self.stop):
+            m.d.sync += [running.eq(0), pending.eq(0)]
+
+        return m

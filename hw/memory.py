@@ -1,0 +1,188 @@
+"""The memory system: the data memory (SRAM rows) shared by the units of the core.
+
+`MemorySystem` holds one `amaranth.lib.memory.Memory` of ``config.rows`` rows of
+``config.row_bits`` bits (row ``r`` holds memory bytes ``r * row_bytes`` ..
+``r * row_bytes + row_bytes - 1``, little-endian) and gives every unit its own
+client port (`bus.ReadPort`, `bus.WritePort`, seen flipped here):
+
+* **Physical read ports.** ``read_clients`` is a list with one list of client
+  names per physical read port of the SRAM. The clients of one physical port
+  share it with fixed priority: the first name in the list whose ``req.valid``
+  is high is granted (its ``req.ready`` is high); the others wait. A client
+  holding its request is never starved by *itself*, but a higher-priority client
+  that requests every cycle does starve the lower ones; the core is sequenced so
+  that this does not happen.
+* **One write port.** ``write_clients`` share the single physical write port
+  with fixed priority in the same way. Writes have byte enables
+  (``granularity=8``).
+* **Bounds.** A request for a row ``>= config.rows`` is accepted and dropped: a
+  write changes nothing, a read returns 0, and nothing wraps around. ``error``
+  pulses high for one cycle, the cycle after such a request transferred (together
+  with the read's response); several out-of-range requests in one cycle give one
+  pulse, requests in consecutive cycles keep it high.
+
+Timing (bus.py's protocol):
+
+* read latency: the response is valid on the client's ``rsp`` exactly one cycle
+  after its request transferred (a synchronous SRAM read); responses are in order
+  and go only to the client that issued the request.
+* read throughput: one row per physical read port per cycle.
+* write: takes effect at the clock edge that transfers the request; one write per
+  cycle.
+* reads are not transparent: a read transferring in the same cycle as a write to
+  the same row returns the old data.
+* ``req.ready`` of a client is combinational from the ``req.valid`` of the
+  higher-priority clients on its port (not from its own ``valid``).
+
+All ports use ``addr_bits = row_addr_bits(config.rows)`` (`read_port_signature`,
+`write_port_signature`). ``init`` (bytes) preloads the memory from byte 0 (the
+rest is zero); simulation harnesses read and write the contents through the
+`MemoryData` ``data`` (``ctx.get(mem.data[row])``).
+"""
+
+from amaranth.hdl import Const, MemoryData, Module, Mux, Signal, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from .bus import ReadPort, WritePort, row_addr_bits
+from .config import CoreConfig
+
+__all__ = ["MemorySystem", "read_port_signature", "write_port_signature", "rows_from_bytes"]
+
+
+def read_port_signature(config: CoreConfig) -> ReadPort:
+    """The `ReadPort` (client view) of the memory system for `config`."""
+    return ReadPort(addr_bits=row_addr_bits(config.rows), row_bits=config.row_bits)
+
+
+def write_port_signature(config: CoreConfig) -> WritePort:
+    """The `WritePort` (client view) of the memory system for `config`."""
+    return WritePort(addr_bits=row_addr_bits(config.rows), row_bits=config.row_bits)
+
+
+def rows_from_bytes(config: CoreConfig, init) -> list:
+    """Split memory bytes (from byte 0) into little-endian row values, padded with zeros
+    to ``config.rows`` rows."""
+    init = bytes(init)
+    if len(init) > config.mem_bytes:
+        raise ValueError(f"init holds {len(init)} bytes, more than the {config.mem_bytes}-byte "
+                         f"data memory of configuration {config.name!r}")
+    rb = config.row_bytes
+    init = init + bytes(-len(init) % rb)
+    rows = [int.from_bytes(init[i:i + rb], "little") for i in range(0, len(init), rb)]
+    return rows + [0] * (config.rows - len(rows))
+
+
+def _check_name(name, kind):
+    if not isinstance(name, str) or not name.isidentifier():
+        raise TypeError(f"{kind} client name must be an identifier string, not {name!r}")
+
+
+class MemorySystem(wiring.Component):
+    """The data memory with per-client ports (see the module docstring).
+
+    Parameters
+    ----------
+    config : CoreConfig
+    read_clients : list of list of str
+        One inner list per physical read port, client names in priority order.
+        Client ``name`` gets the port ``r_{name}``.
+    write_clients : list of str
+        Clients of the single write port, in priority order; port ``w_{name}``.
+    init : bytes
+        Initial memory contents from byte 0 (at most ``config.mem_bytes``).
+    """
+
+    def __init__(self, config: CoreConfig, read_clients, write_clients, init=b""):
+        if not isinstance(config, CoreConfig):
+            raise TypeError(f"config must be a CoreConfig, not {config!r}")
+        read_clients = [list(port) for port in read_clients]
+        write_clients = list(write_clients)
+        if not read_clients or any(not port for port in read_clients):
+            raise ValueError(f"read_clients must be a non-empty list of non-empty lists of names, "
+                             f"not {read_clients!r}")
+        names = [n for port in read_clients for n in port]
+        for n in names:
+            _check_name(n, "read")
+        for n in write_clients:
+            _check_name(n, "write")
+        for kind, lst in (("read", names), ("write", write_clients)):
+            dup = sorted({n for n in lst if lst.count(n) > 1})
+            if dup:
+                raise ValueError(f"{kind} client names must be unique; repeated: {', '.join(dup)}")
+
+        self.config = config
+        self.read_clients = read_clients
+        self.write_clients = write_clients
+        self.data = MemoryData(shape=unsigned(config.row_bits), depth=config.rows,
+                               init=rows_from_bytes(config, init))
+
+        members = {}
+        for n in names:
+            members[f"r_{n}"] = In(read_port_signature(config))
+        for n in write_clients:
+            members[f"w_{n}"] = In(write_port_signature(config))
+        members["error"] = Out(1)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self.config
+        rows = cfg.rows
+
+        m.submodules.storage = storage = Memory(data=self.data)
+        # One write port; the read ports are not transparent for it (old data on a
+        # same-row read/write).
+        wp = storage.write_port(granularity=8)
+        error = Signal()            # an out-of-range request transfers this cycle
+
+        # --- read ports ---------------------------------------------------------------
+        for p, clients in enumerate(self.read_clients):
+            rp = storage.read_port(transparent_for=())
+            ports = [getattr(self, f"r_{n}") for n in clients]
+            granted = [Signal(name=f"rd{p}_grant_{n}") for n in clients]
+            pending = [Signal(name=f"rd{p}_rsp_{n}") for n in clients]     # response due
+            oob_q = Signal(name=f"rd{p}_oob")                                # it is out of range
+            any_higher = Const(0)
+            for port, g in zip(ports, granted):
+                m.d.comb += [port.req.ready.eq(~any_higher), g.eq(port.req.valid & ~any_higher)]
+                any_higher = any_higher | port.req.valid
+            addr = Signal(row_addr_bits(rows), name=f"rd{p}_addr")
+            for port, g in reversed(list(zip(ports, granted))):
+                with m.If(g):
+                    m.d.comb += addr.eq(port.req.payload)
+            in_range = addr < rows
+            transfer = any_higher                    # some client on this port transfers
+            m.d.comb += [rp.addr.eq(addr), rp.en.eq(transfer & in_range)]
+            m.d.sync += oob_q.eq(transfer & ~in_range)
+            with m.If(transfer & ~in_range):
+                m.d.comb += error.eq(1)
+            for port, g, q in zip(ports, granted, pending):
+                m.d.sync += q.eq(g)
+                m.d.comb += [port.rsp.valid.eq(q),
+                             port.rsp.payload.eq(Mux(oob_q, 0, rp.data))]
+
+        # --- write port ---------------------------------------------------------------
+        any_higher = Const(0)
+        w_row = Signal(row_addr_bits(rows))
+        w_data = Signal(cfg.row_bits)
+        w_be = Signal(cfg.row_bytes)
+        for n in self.write_clients:
+            port = getattr(self, f"w_{n}")
+            g = Signal(name=f"wr_grant_{n}")
+            m.d.comb += [port.req.ready.eq(~any_higher), g.eq(port.req.valid & ~any_higher)]
+            any_higher = any_higher | port.req.valid
+            with m.If(g):
+                m.d.comb += [w_row.eq(port.req.payload.row), w_data.eq(port.req.payload.data),
+                             w_be.eq(port.req.payload.be)]
+        w_transfer = any_higher
+        w_in_range = w_row < rows
+        m.d.comb += [wp.addr.eq(w_row), wp.data.eq(w_data)]
+        with m.If(w_transfer & w_in_range):
+            m.d.comb += wp.en.eq(w_be)
+        with m.If(w_transfer & ~w_in_range):
+            m.d.comb += error.eq(1)
+
+        m.d.sync += self.error.eq(error)
+        return m

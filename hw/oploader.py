@@ -1,0 +1,169 @@
+"""The operand-table loader: reads an instruction's operand table out of data memory.
+
+Serves step 5 of the execution model (docs/architecture.md): OPTABLE_RANGE of
+D-PRECEDENCE, then the raw table of D-TABLE-ORDER (table bit i is bit i of the
+table in memory; table byte j is memory byte ``addr + j``).
+
+A command {addr, nbytes} is answered once, on ``rsp``:
+
+* if any byte of [addr, addr + nbytes) lies outside [0, mem_bytes), with fault
+  OPTABLE_RANGE and a zero table, without reading memory (the check has no overflow:
+  addr may be anything up to 2**64 - 1); an empty table (nbytes = 0) never faults;
+* otherwise with fault 0 and the table: bits [8 nbytes, max_table_bits) are zero.
+  A table longer than the port (8 nbytes > max_table_bits) is range-checked in full
+  but only the rows holding its first ceil(max_table_bits / 8) bytes are read.
+
+The table may start at any byte address. Each row read (memory port ``mem``, one
+request per cycle while the port is ready) is rotated by the start offset
+``addr % row_bytes`` and its bytes are written to their places in the table
+register: the bytes from offset on are table bytes of slot k, the bytes before it
+complete slot k - 1. So only one row-wide byte rotator is needed, never a
+table-wide shifter.
+
+Latency (cycles from the ``cmd`` transfer to ``rsp.valid``, with a memory port that
+never stalls): ``rows + 2`` where ``rows = ceil((addr % row_bytes + nbytes) /
+row_bytes)``, the number of rows the table touches; 1 for OPTABLE_RANGE and for
+nbytes = 0. Throughput: one table at a time; a new command is taken in the cycle
+the response transfers, so back-to-back tables take ``rows + 2`` cycles each.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import bits_for, exact_log2
+
+from xdsa.golden.isa import Fault
+
+from .bus import ADDR_BITS, FAULT_BITS, ReadPort, row_addr_bits
+from .config import CoreConfig
+
+__all__ = ["OperandLoader", "LoaderCmd", "LoaderRsp", "NBYTES_BITS"]
+
+NBYTES_BITS = 8
+
+LoaderCmd = data.StructLayout({"addr": unsigned(ADDR_BITS), "nbytes": unsigned(NBYTES_BITS)})
+
+
+def LoaderRsp(max_table_bits: int):
+    return data.StructLayout({"table": unsigned(max_table_bits), "fault": unsigned(FAULT_BITS)})
+
+
+class _State(enum.Enum, shape=2):
+    IDLE = 0
+    READ = 1
+    DONE = 2
+
+
+class OperandLoader(wiring.Component):
+    """Operand-table loader (see the module docstring).
+
+    Parameters: `config` (a `CoreConfig`: `mem_bytes`, `row_bytes`); `max_table_bits`,
+    the width of the table on ``rsp`` (`Decoder.max_table_bits`).
+
+    Ports: ``cmd`` (in, `LoaderCmd` stream), ``mem`` (a `ReadPort` into data memory),
+    ``rsp`` (out, `LoaderRsp` stream).
+    """
+
+    def __init__(self, config, max_table_bits: int):
+        if not isinstance(config, CoreConfig):
+            raise TypeError(f"config must be a CoreConfig, not {config!r}")
+        if not isinstance(max_table_bits, int) or max_table_bits < 1:
+            raise TypeError(f"max_table_bits must be a positive integer, not {max_table_bits!r}")
+        self.config = config
+        self.max_table_bits = max_table_bits
+        super().__init__({
+            "cmd": In(stream.Signature(LoaderCmd)),
+            "mem": Out(ReadPort(addr_bits=row_addr_bits(config.rows), row_bits=config.row_bits)),
+            "rsp": Out(stream.Signature(LoaderRsp(max_table_bits))),
+        })
+
+    @property
+    def table_bytes(self) -> int:
+        """Bytes of table the response holds."""
+        return (self.max_table_bits + 7) // 8
+
+    def rows_read(self, addr: int, nbytes: int) -> range:
+        """The rows a command reads (empty when it faults or nbytes is 0) -- for tests."""
+        rb, mem = self.config.row_bytes, self.config.mem_bytes
+        if nbytes == 0 or addr + nbytes > mem:
+            return range(0)
+        end = addr + min(nbytes, self.table_bytes)
+        return range(addr // rb, (end + rb - 1) // rb)
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self.config
+        rb, mem_bytes = cfg.row_bytes, cfg.mem_bytes
+        ob = exact_log2(rb)                               # byte-offset bits within a row
+        tbytes = self.table_bytes
+        slots = (tbytes + rb - 1) // rb                   # row-wide slots of the table register
+        max_rows = (rb - 1 + tbytes + rb - 1) // rb       # rows a (clamped) table can touch
+        abits = len(self.mem.req.payload)
+
+        state = Signal(_State)
+        req_row = Signal(abits)
+        req_left = Signal(bits_for(max_rows))
+        rsp_k = Signal(bits_for(max_rows))                # index of the next row to arrive
+        rsp_left = Signal(bits_for(max_rows))
+        low = Signal(rb)                                  # rotated-row byte c belongs to slot k (else k - 1)
+        offset = Signal(ob)
+        nbytes = Signal(NBYTES_BITS)                      # bytes of table to keep (0 on a fault)
+        fault = Signal(FAULT_BITS)
+        buf = Signal(slots * rb * 8)
+
+        # --- command: range check and row count (combinational from the payload) ----------
+        c = self.cmd.payload
+        accept = self.cmd.valid & self.cmd.ready
+        m.d.comb += self.cmd.ready.eq((state == _State.IDLE) | ((state == _State.DONE) & self.rsp.ready))
+
+        # addr >= 2**k implies addr > mem_bytes; below that, addr + nbytes needs k + 1 bits.
+        k = mem_bytes.bit_length()
+        outside = (c.nbytes != 0) & ((c.addr[k:] != 0) | (c.addr[:k] + c.nbytes > mem_bytes))
+        c_off = c.addr[:ob]
+        kept = Mux(c.nbytes > tbytes, tbytes, c.nbytes)
+        c_rows = (c_off + kept + (rb - 1)) >> ob
+
+        with m.If(self.rsp.valid & self.rsp.ready):
+            m.d.sync += state.eq(_State.IDLE)
+        with m.If(accept):
+            m.d.sync += [
+                offset.eq(c_off),
+                low.eq(Cat(c_off < rb - i for i in range(rb))),
+                req_row.eq(c.addr[ob:ob + abits]),
+                req_left.eq(c_rows),
+                rsp_left.eq(c_rows),
+                rsp_k.eq(0),
+            ]
+            with m.If(outside):
+                m.d.sync += [state.eq(_State.DONE), fault.eq(Fault.OPTABLE_RANGE), nbytes.eq(0)]
+            with m.Else():
+                m.d.sync += [state.eq(Mux(c.nbytes == 0, _State.DONE, _State.READ)),
+                             fault.eq(0), nbytes.eq(c.nbytes)]
+
+        # --- row requests ------------------------------------------------------------------
+        m.d.comb += [self.mem.req.valid.eq((state == _State.READ) & (req_left != 0)),
+                     self.mem.req.payload.eq(req_row)]
+        with m.If(self.mem.req.valid & self.mem.req.ready):
+            m.d.sync += [req_row.eq(req_row + 1), req_left.eq(req_left - 1)]
+
+        # --- row responses: rotate by the offset, write into slots k and k - 1 ---------------
+        row = self.mem.rsp.payload
+        rot = Signal(len(row))
+        m.d.comb += rot.eq((Cat(row, row) >> Cat(Const(0, 3), offset))[:len(row)])
+        hit = [Signal(name=f"slot_{j}_hit") for j in range(slots + 1)]
+        m.d.comb += [h.eq(self.mem.rsp.valid & (rsp_k == j)) for j, h in enumerate(hit)]
+        for j in range(slots):
+            for b in range(rb):
+                with m.If(Mux(low[b], hit[j], hit[j + 1])):
+                    m.d.sync += buf.word_select(j * rb + b, 8).eq(rot.word_select(b, 8))
+        with m.If(self.mem.rsp.valid):
+            m.d.sync += [rsp_k.eq(rsp_k + 1), rsp_left.eq(rsp_left - 1)]
+            with m.If(rsp_left == 1):
+                m.d.sync += state.eq(_State.DONE)
+
+        # --- response ----------------------------------------------------------------------
+        keep = Cat((nbytes > j).replicate(8) for j in range(tbytes))
+        m.d.comb += [self.rsp.valid.eq(state == _State.DONE),
+                     self.rsp.payload.fault.eq(fault),
+                     self.rsp.payload.table.eq((buf[:self.max_table_bits] & keep[:self.max_table_bits]))]
+        return m

@@ -1,0 +1,206 @@
+"""The sync unit: the four key tables and the key fetch / deposit of Unity
+instructions (docs/isa-decisions.md D-SYNC, D-KEYS; docs/architecture.md, steps 4
+and 8 of the execution model).
+
+Storage is one 1024 x 8-bit `Memory` (4 tables x 256 entries, address
+``table * 256 + index``), so it maps to a block RAM; every counter starts at 0 and
+reset does not touch it. Every operation is a read-modify-write through a
+two-stage pipeline:
+
+* stage 0 (the cycle a request is granted): the entry's address goes to the
+  memory's synchronous read port;
+* stage 1 (the next cycle): the count arrives, the new count is written back and
+  the answer is registered on the port's response stream.
+
+The read port is transparent for the write port, so an operation granted in the
+cycle another one writes the same entry sees the new count: the operations take
+effect one at a time, in stage-1 order, exactly as the golden model applies them.
+
+Ports:
+
+* ``fetch`` / ``fetch_done`` (core): wait until the entry holds at least ``n``
+  keys, then subtract ``n`` and answer fault 0. A request is taken into a wait
+  register at once (``fetch.ready`` only depends on the previous fetch having been
+  answered) and the entry is polled — in the acceptance cycle, then every other
+  cycle — until a poll sees enough keys. A poll is granted ahead of the other
+  ports but never two cycles in a row, so host requests and deposits proceed
+  while a fetch waits and a host deposit or write made during the wait is seen by
+  the next poll. If no poll has succeeded ``key_timeout`` cycles after the
+  acceptance cycle, the fetch answers ``KEY_TIMEOUT`` and consumes nothing.
+* ``deposit`` / ``deposit_done`` (core): add one key and answer 0; an entry that
+  already holds 255 keys is left unchanged and the answer is ``KEY_OVERFLOW``.
+* ``host`` / ``host_rsp`` (host port, the KEYS and KEY_DEPOSIT registers): one
+  response per request. READ answers the count; WRITE sets it to ``value`` and
+  answers the previous count (the host port ignores it); DEPOSIT adds one key,
+  saturating at 255 without a fault, and answers the new count. Op code 3 is
+  treated as READ.
+* ``clear`` (the core's CTRL.clear pulse) zeroes nothing: the key tables are the
+  host's to set, by writing them. It is accepted so that every unit has the same
+  control inputs and has no effect.
+
+Latency and throughput (cycle 0 is the cycle in which the request transfers):
+
+* a fetch that finds its keys at once, a deposit, a host access: the answer is
+  valid in cycle 2 (2 cycles); the entry is written at the end of cycle 1;
+* a waiting fetch is satisfied at most 2 cycles after the poll following the key
+  arrival, i.e. its answer is valid at most 3 cycles after the deposit or write
+  that supplied the last key took effect;
+* a fetch that times out answers in cycle ``key_timeout + 1`` (``key_timeout``
+  cycles after the acceptance edge);
+* the memory performs one operation per cycle over all ports; each port has one
+  request in flight and takes its next request in the cycle its answer is taken,
+  so one operation every 2 cycles per port when the answers are taken at once.
+  Between a deposit and a host request competing for the memory the grant
+  alternates; a waiting fetch's polls take at most every other cycle.
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from xdsa.golden.isa import Fault
+
+from .bus import FAULT_BITS, KeyDeposit, KeyFetch, KeyHostOp, KeyHostReq, KeyHostRsp
+
+__all__ = ["SyncUnit", "KeyDone", "KEY_TABLES", "KEY_ENTRIES", "KEY_MAX"]
+
+KEY_TABLES, KEY_ENTRIES, KEY_MAX = 4, 256, 255
+
+# The answer to a key fetch or deposit: 0, KEY_TIMEOUT or KEY_OVERFLOW.
+KeyDone = data.StructLayout({"fault": unsigned(FAULT_BITS)})
+
+# Who owns the memory pipeline's stage 1.
+_NONE, _FETCH, _DEPOSIT, _HOST = range(4)
+
+
+class SyncUnit(wiring.Component):
+    """Key tables with key fetch (waiting, with timeout), key deposit and host access.
+
+    Parameters
+    ----------
+    config : CoreConfig
+        The core configuration.
+    key_timeout : int or None
+        Cycles a key fetch may wait before it answers KEY_TIMEOUT; ``None`` takes
+        ``config.key_timeout``.
+    """
+
+    def __init__(self, config, *, key_timeout=None):
+        if key_timeout is None:
+            key_timeout = config.key_timeout
+        if not isinstance(key_timeout, int) or isinstance(key_timeout, bool):
+            raise TypeError(f"key_timeout must be an integer number of cycles, not {key_timeout!r}")
+        if key_timeout < 1:
+            raise ValueError(f"key_timeout must be at least 1 cycle, not {key_timeout!r}")
+        self._config = config
+        self._key_timeout = key_timeout
+        super().__init__({
+            "fetch": In(stream.Signature(KeyFetch)),
+            "fetch_done": Out(stream.Signature(KeyDone)),
+            "deposit": In(stream.Signature(KeyDeposit)),
+            "deposit_done": Out(stream.Signature(KeyDone)),
+            "host": In(stream.Signature(KeyHostReq)),
+            "host_rsp": Out(stream.Signature(KeyHostRsp)),
+            "clear": In(1),
+        })
+
+    @property
+    def config(self):
+        return self._config
+
+    @property
+    def key_timeout(self) -> int:
+        return self._key_timeout
+
+    def elaborate(self, platform):
+        m = Module()
+
+        m.submodules.keys = keys = Memory(shape=unsigned(8), depth=KEY_TABLES * KEY_ENTRIES, init=[])
+        wr = keys.write_port()
+        rd = keys.read_port(transparent_for=(wr,))
+
+        def entry(p):
+            return Cat(p.index, p.table)
+
+        # --- response registers: cleared when taken, set by stage 1 below ----------
+        for rsp in (self.fetch_done, self.deposit_done, self.host_rsp):
+            with m.If(rsp.ready):
+                m.d.sync += rsp.valid.eq(0)
+        fetch_free = ~self.fetch_done.valid | self.fetch_done.ready
+        deposit_free = ~self.deposit_done.valid | self.deposit_done.ready
+        host_free = ~self.host_rsp.valid | self.host_rsp.ready
+
+        # --- the waiting fetch -----------------------------------------------------
+        waiting = Signal()                                   # a fetch was accepted, not yet answered
+        w_entry = Signal(10)
+        w_n = Signal.like(self.fetch.payload.n)
+        timer = Signal(range(self._key_timeout + 1))         # cycles since the acceptance cycle
+        expired = Signal()
+        m.d.comb += expired.eq(timer >= self._key_timeout)
+        with m.If(waiting & ~expired):
+            m.d.sync += timer.eq(timer + 1)
+
+        # --- stage 1 registers -----------------------------------------------------
+        s1 = Signal(range(4))                                # _NONE/_FETCH/_DEPOSIT/_HOST
+        s1_entry = Signal(10)
+        s1_op = Signal(2)
+        s1_value = Signal(8)
+
+        # --- stage 0: accept and arbitrate -----------------------------------------
+        m.d.comb += self.fetch.ready.eq(~waiting & fetch_free)
+        new_fetch = self.fetch.valid & self.fetch.ready
+        with m.If(new_fetch):
+            m.d.sync += [waiting.eq(1), w_entry.eq(entry(self.fetch.payload)),
+                         w_n.eq(self.fetch.payload.n), timer.eq(1)]
+        poll = new_fetch | (waiting & ~expired & (s1 != _FETCH))
+        want_deposit = self.deposit.valid & (s1 != _DEPOSIT) & deposit_free
+        want_host = self.host.valid & (s1 != _HOST) & host_free
+        prefer_host = Signal()                               # alternates deposit / host
+
+        grant = Signal(range(4))
+        with m.If(poll):
+            m.d.comb += [grant.eq(_FETCH), rd.addr.eq(Mux(waiting, w_entry, entry(self.fetch.payload)))]
+        with m.Elif(want_deposit & ~(want_host & prefer_host)):
+            m.d.comb += [grant.eq(_DEPOSIT), rd.addr.eq(entry(self.deposit.payload)),
+                         self.deposit.ready.eq(1)]
+            m.d.sync += prefer_host.eq(1)
+        with m.Elif(want_host):
+            m.d.comb += [grant.eq(_HOST), rd.addr.eq(entry(self.host.payload)), self.host.ready.eq(1)]
+            m.d.sync += prefer_host.eq(0)
+        m.d.sync += [s1.eq(grant), s1_entry.eq(rd.addr),
+                     s1_op.eq(self.host.payload.op), s1_value.eq(self.host.payload.value)]
+
+        # --- stage 1: the count is on rd.data; write back and answer ---------------
+        count = rd.data
+        m.d.comb += wr.addr.eq(s1_entry)
+        timeout = Signal()
+        with m.Switch(s1):
+            with m.Case(_FETCH):
+                with m.If(count >= w_n):
+                    m.d.comb += [wr.data.eq(count - w_n), wr.en.eq(1)]
+                    m.d.sync += [waiting.eq(0), self.fetch_done.valid.eq(1),
+                                 self.fetch_done.payload.fault.eq(0)]
+            with m.Case(_DEPOSIT):
+                m.d.sync += self.deposit_done.valid.eq(1)
+                with m.If(count == KEY_MAX):
+                    m.d.sync += self.deposit_done.payload.fault.eq(Fault.KEY_OVERFLOW.value)
+                with m.Else():
+                    m.d.comb += [wr.data.eq(count + 1), wr.en.eq(1)]
+                    m.d.sync += self.deposit_done.payload.fault.eq(0)
+            with m.Case(_HOST):
+                m.d.sync += [self.host_rsp.valid.eq(1), self.host_rsp.payload.value.eq(count)]
+                with m.Switch(s1_op):
+                    with m.Case(KeyHostOp.WRITE):
+                        m.d.comb += [wr.data.eq(s1_value), wr.en.eq(1)]
+                    with m.Case(KeyHostOp.DEPOSIT):
+                        new = Mux(count == KEY_MAX, KEY_MAX, count + 1)
+                        m.d.comb += [wr.data.eq(new), wr.en.eq(1)]
+                        m.d.sync += self.host_rsp.payload.value.eq(new)
+        # No poll found the keys by the deadline (a poll granted before it still counts).
+        m.d.comb += timeout.eq(waiting & expired & ((s1 != _FETCH) | (count < w_n)))
+        with m.If(timeout):
+            m.d.sync += [waiting.eq(0), self.fetch_done.valid.eq(1),
+                         self.fetch_done.payload.fault.eq(Fault.KEY_TIMEOUT.value)]
+
+        return m

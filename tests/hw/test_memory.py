@@ -1,0 +1,274 @@
+# amaranth: UnusedElaboratable=no
+"""The memory system (hw/memory.py) against a Python model of the memory, cycle by cycle.
+
+Random requests from several clients on several physical read ports and on the
+shared write port; every cycle the test checks each client's ``req.ready`` (fixed
+priority), each response (routing, data, one-cycle latency), the ``error`` pulse,
+and at the end the whole memory contents. Set XDSA_VCD=1 to write waveforms.
+"""
+
+import os
+import random
+
+import pytest
+from amaranth.back import verilog
+from amaranth.hdl import Signal
+from amaranth.sim import Simulator
+
+from xdsa.hw.bus import row_addr_bits
+from xdsa.hw.config import CONFIGS, CoreConfig
+from xdsa.hw.memory import MemorySystem, rows_from_bytes
+
+# rows = 24 with 5-bit row addresses: rows 24..31 are addressable but out of range
+CFG_ODD = CoreConfig("t24x8", mem_bytes=24 * 8, row_bytes=8)
+CFG_32 = CoreConfig("t12x32", mem_bytes=12 * 32, row_bytes=32)
+CFG_16 = CoreConfig("t16x16", mem_bytes=16 * 16, row_bytes=16)      # no row is out of range
+
+
+def simulate(dut, testbench, name):
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    if os.environ.get("XDSA_VCD"):
+        with sim.write_vcd(f"{name}.vcd"):
+            sim.run()
+    else:
+        sim.run()
+
+
+class MemoryModel:
+    """The data memory as rows of bytes, with the memory system's bounds rule."""
+
+    def __init__(self, config, init=b""):
+        self.config = config
+        self.rows = rows_from_bytes(config, init)
+
+    def read(self, row):
+        return self.rows[row] if row < self.config.rows else 0
+
+    def write(self, row, value, be):
+        if row >= self.config.rows:
+            return
+        old = self.rows[row]
+        for b in range(self.config.row_bytes):
+            if be >> b & 1:
+                mask = 0xFF << (8 * b)
+                old = (old & ~mask) | (value & mask)
+        self.rows[row] = old
+
+
+def random_traffic(config, read_clients, write_clients, *, cycles, seed, p_req=0.6, init=None):
+    rng = random.Random(seed)
+    if init is None:
+        init = bytes(rng.randrange(256) for _ in range(config.mem_bytes))
+    dut = MemorySystem(config, read_clients, write_clients, init=init)
+    model = MemoryModel(config, init)
+    addr_space = 1 << row_addr_bits(config.rows)
+    hot = [rng.randrange(config.rows) for _ in range(2)]        # same-row collisions
+    row_bits, row_bytes = config.row_bits, config.row_bytes
+    readers = [n for port in read_clients for n in port]
+    stats = {"reads": 0, "writes": 0, "oob": 0, "collisions": 0, "waits": 0}
+
+    def random_row():
+        r = rng.random()
+        if r < 0.35:
+            return rng.choice(hot)
+        if r < 0.45 and addr_space > config.rows:
+            return rng.randrange(config.rows, addr_space)
+        return rng.randrange(config.rows)
+
+    def random_be():
+        r = rng.random()
+        if r < 0.15:
+            return 0
+        if r < 0.35:
+            return (1 << row_bytes) - 1
+        return rng.getrandbits(row_bytes)
+
+    async def testbench(ctx):
+        held_r = {n: None for n in readers}           # row requested and not yet transferred
+        held_w = {n: None for n in write_clients}     # (row, data, be)
+        due = {}                                      # read client -> expected data this cycle
+        error_due = False
+        for cycle in range(cycles):
+            where = f"{config.name} seed {seed} cycle {cycle}"
+            # requests: new ones only when the client holds none (stream rule)
+            for n in readers:
+                if held_r[n] is None and rng.random() < p_req:
+                    held_r[n] = random_row()
+                port = getattr(dut, f"r_{n}")
+                ctx.set(port.req.valid, held_r[n] is not None)
+                ctx.set(port.req.payload, held_r[n] if held_r[n] is not None else rng.randrange(addr_space))
+            for n in write_clients:
+                if held_w[n] is None and rng.random() < p_req:
+                    held_w[n] = (random_row(), rng.getrandbits(row_bits), random_be())
+                port = getattr(dut, f"w_{n}")
+                ctx.set(port.req.valid, held_w[n] is not None)
+                row, value, be = held_w[n] or (rng.randrange(addr_space), rng.getrandbits(row_bits),
+                                               rng.getrandbits(row_bytes))
+                ctx.set(port.req.payload, {"row": row, "data": value, "be": be})
+
+            # responses to last cycle's reads, and the error pulse
+            for n in readers:
+                port = getattr(dut, f"r_{n}")
+                valid = ctx.get(port.rsp.valid)
+                assert valid == (n in due), \
+                    f"{where}: r_{n}.rsp.valid is {valid}, expected {int(n in due)}"
+                if n in due:
+                    got = ctx.get(port.rsp.payload)
+                    assert got == due[n], f"{where}: r_{n}.rsp.payload {got:#x}, expected {due[n]:#x}"
+            got_error = ctx.get(dut.error)
+            assert got_error == error_due, f"{where}: error is {got_error}, expected {int(error_due)}"
+
+            # fixed priority; the grants of this cycle
+            reads, write = {}, None
+            for port_clients in read_clients:
+                higher = False
+                for n in port_clients:
+                    ready = ctx.get(getattr(dut, f"r_{n}").req.ready)
+                    assert ready == (not higher), \
+                        f"{where}: r_{n}.req.ready is {ready}, expected {int(not higher)}"
+                    if held_r[n] is not None and not higher:
+                        reads[n] = held_r[n]
+                    elif held_r[n] is not None:
+                        stats["waits"] += 1
+                    higher |= held_r[n] is not None
+            higher = False
+            for n in write_clients:
+                valid = held_w[n] is not None
+                ready = ctx.get(getattr(dut, f"w_{n}").req.ready)
+                assert ready == (not higher), \
+                    f"{where}: w_{n}.req.ready is {ready}, expected {int(not higher)}"
+                if valid and not higher:
+                    write, held_w[n] = held_w[n], None
+                elif valid:
+                    stats["waits"] += 1
+                higher |= valid
+
+            # reads see the memory before this cycle's write
+            due = {n: model.read(row) for n, row in reads.items()}
+            error_due = any(row >= config.rows for row in reads.values())
+            for n in reads:
+                held_r[n] = None
+            if write is not None:
+                row, value, be = write
+                error_due |= row >= config.rows
+                stats["collisions"] += any(r == row for r in reads.values())
+                model.write(row, value, be)
+                stats["writes"] += 1
+            stats["reads"] += len(reads)
+            stats["oob"] += error_due
+            await ctx.tick()
+
+        for row in range(config.rows):
+            got = ctx.get(dut.data[row])
+            assert got == model.rows[row], \
+                f"{config.name} seed {seed}: row {row} holds {got:#x}, expected {model.rows[row]:#x}"
+
+    simulate(dut, testbench, f"memory_{config.name}_{seed}")
+    return stats
+
+
+@pytest.mark.parametrize("config,seed", [(CFG_ODD, 1), (CFG_32, 2), (CFG_16, 3), (CFG_ODD, 4)])
+def test_random_traffic(config, seed):
+    stats = random_traffic(config, [["a", "b", "c"], ["d"], ["e", "f"]], ["x", "y", "z"],
+                           cycles=600, seed=seed)
+    # the traffic really exercised what it claims to
+    assert stats["waits"] > 50 and stats["collisions"] > 5 and stats["writes"] > 300
+    if config.rows < 1 << row_addr_bits(config.rows):
+        assert stats["oob"] > 10
+
+
+def test_random_traffic_light_load():
+    """Sparse requests: responses and grants when most clients are idle."""
+    random_traffic(CFG_ODD, [["a", "b"]], ["x"], cycles=400, seed=7, p_req=0.15)
+
+
+def test_single_client_ports():
+    random_traffic(CFG_32, [["a"], ["b"]], ["x"], cycles=300, seed=8)
+
+
+def test_same_cycle_read_write_returns_old_data():
+    init = bytes(range(CFG_ODD.mem_bytes))
+    dut = MemorySystem(CFG_ODD, [["a"]], ["x"], init=init)
+
+    async def testbench(ctx):
+        ctx.set(dut.r_a.req.valid, 1)
+        ctx.set(dut.r_a.req.payload, 3)
+        ctx.set(dut.w_x.req.valid, 1)
+        ctx.set(dut.w_x.req.payload, {"row": 3, "data": 0x1122334455667788, "be": 0b0000_0110})
+        await ctx.tick()
+        ctx.set(dut.w_x.req.valid, 0)
+        assert ctx.get(dut.r_a.rsp.valid)
+        assert ctx.get(dut.r_a.rsp.payload) == int.from_bytes(init[24:32], "little")
+        await ctx.tick()
+        expected = bytearray(init[24:32])
+        expected[1], expected[2] = 0x77, 0x66
+        assert ctx.get(dut.r_a.rsp.payload) == int.from_bytes(expected, "little")
+        ctx.set(dut.r_a.req.valid, 0)
+        await ctx.tick()
+        assert not ctx.get(dut.r_a.rsp.valid)
+
+    simulate(dut, testbench, "memory_same_cycle")
+
+
+def test_out_of_range_does_not_wrap():
+    """Row 24 of a 24-row memory neither reads nor writes row 0; error pulses once."""
+    init = bytes(range(CFG_ODD.mem_bytes))
+    dut = MemorySystem(CFG_ODD, [["a"]], ["x"], init=init)
+
+    async def testbench(ctx):
+        assert not ctx.get(dut.error)
+        ctx.set(dut.w_x.req.valid, 1)
+        ctx.set(dut.w_x.req.payload, {"row": 24, "data": (1 << 64) - 1, "be": 0xFF})
+        ctx.set(dut.r_a.req.valid, 1)
+        ctx.set(dut.r_a.req.payload, 0)
+        await ctx.tick()
+        ctx.set(dut.w_x.req.valid, 0)
+        assert ctx.get(dut.error)              # the out-of-range write
+        assert ctx.get(dut.r_a.rsp.payload) == int.from_bytes(init[0:8], "little")
+        ctx.set(dut.r_a.req.payload, 31)
+        await ctx.tick()
+        assert ctx.get(dut.error)              # the out-of-range read, with its response
+        assert ctx.get(dut.r_a.rsp.valid) and ctx.get(dut.r_a.rsp.payload) == 0
+        ctx.set(dut.r_a.req.payload, 1)
+        await ctx.tick()
+        assert not ctx.get(dut.error)
+        assert ctx.get(dut.r_a.rsp.payload) == int.from_bytes(init[8:16], "little")
+        ctx.set(dut.r_a.req.valid, 0)
+        await ctx.tick()
+        assert not ctx.get(dut.error) and not ctx.get(dut.r_a.rsp.valid)
+        for row in range(CFG_ODD.rows):
+            assert ctx.get(dut.data[row]) == int.from_bytes(init[8 * row:8 * row + 8], "little")
+
+    simulate(dut, testbench, "memory_oob")
+
+
+def test_init_preloads_little_endian_rows():
+    dut = MemorySystem(CFG_32, [["a"]], [], init=b"\x01\x02\x03")
+    assert dut.data[0] is not None
+    assert rows_from_bytes(CFG_32, b"\x01\x02\x03")[:2] == [0x030201, 0]
+    assert rows_from_bytes(CFG_32, bytes(range(40)))[1] == int.from_bytes(bytes(range(32, 40)), "little")
+
+
+def test_parameter_errors():
+    with pytest.raises(ValueError, match="more than"):
+        MemorySystem(CFG_ODD, [["a"]], ["x"], init=bytes(CFG_ODD.mem_bytes + 1))
+    with pytest.raises(ValueError, match="repeated: a"):
+        MemorySystem(CFG_ODD, [["a"], ["a"]], ["x"])
+    with pytest.raises(ValueError, match="non-empty"):
+        MemorySystem(CFG_ODD, [["a"], []], ["x"])
+    with pytest.raises(TypeError, match="identifier"):
+        MemorySystem(CFG_ODD, [["a b"]], ["x"])
+    with pytest.raises(TypeError, match="CoreConfig"):
+        MemorySystem("tiny", [["a"]], ["x"])
+
+
+def test_ports_and_verilog():
+    cfg = CONFIGS["tiny"]
+    dut = MemorySystem(cfg, [["loader", "fetch", "host"], ["dm"]], ["dm", "host"])
+    assert set(dut.signature.members) == {"r_loader", "r_fetch", "r_host", "r_dm", "w_dm", "w_host", "error"}
+    assert len(dut.r_host.req.payload) == row_addr_bits(cfg.rows)
+    ports = [v for _, _, v in dut.signature.flatten(dut) if isinstance(v, Signal)]
+    text = verilog.convert(dut, name="memory_system", emit_src=False, ports=ports)
+    assert "module memory_system" in text
