@@ -1,32 +1,47 @@
-"""What the RTL executes: the opcodes of every engine a configuration contains.
+"""What the RTL executes: the opcodes of every engine a configuration contains, and
+the units each engine refuses.
 
-Each engine module declares the mnemonics it executes (`OPCODES`); the core's
-decode ROM and the `implemented.rtl` flag of ``xdsa isa --json`` are derived from
-this table, never written twice.
+Each engine module declares the mnemonics it executes (`OPCODES`) and, if it
+supports fewer units than the golden model, ``refuses(config, op, fields)``
+returning a reason (the engine faults UNSUPPORTED_UNIT for exactly these). The
+decode ROM, the `implemented.rtl` flag of ``xdsa isa --json`` and the golden
+model's capability in co-simulation are all derived from this table.
 """
 
 from xdsa.golden import isa
 
-__all__ = ["engine_opcodes", "rtl_opcode_keys"]
+__all__ = ["engine_modules", "engine_opcodes", "rtl_opcode_keys", "golden_capability"]
 
 
-def _engines():
-    # (engine name, module attribute path, present in config?)
-    from . import control, datamove
-    return [
-        ("control", control.OPCODES, lambda cfg: True),
-        ("datamove", datamove.OPCODES, lambda cfg: True),
+def engine_modules(config=None):
+    """[(engine name, module)] for the engines in `config` (every engine if None)."""
+    from . import control, datamove, vector
+    engines = [
+        ("control", control, True),
+        ("datamove", datamove, True),
+        ("vector", vector, config is None or config.vector_bytes > 0),
     ]
+    return [(name, mod) for name, mod, present in engines if present]
 
 
 def engine_opcodes(config=None) -> dict:
     """{engine name: [Opcode, ...]} for the engines in `config` (all engines if None)."""
-    out = {}
-    for name, mnemonics, present in _engines():
-        if config is None or present(config):
-            out[name] = [isa.by_mnemonic(m) for m in mnemonics]
-    return out
+    return {name: [isa.by_mnemonic(m) for m in mod.OPCODES] for name, mod in engine_modules(config)}
 
 
 def rtl_opcode_keys(config=None) -> frozenset:
     return frozenset(op.key for ops in engine_opcodes(config).values() for op in ops)
+
+
+def golden_capability(config):
+    """The golden model's view of `config`: what it executes and which units it refuses."""
+    from xdsa.golden.machine import Capability
+    owner = {}
+    for name, mod in engine_modules(config):
+        for m in mod.OPCODES:
+            owner[isa.by_mnemonic(m).key] = mod
+
+    def refuses(op, fields):
+        rule = getattr(owner.get(op.key), "refuses", None)
+        return rule(config, op, fields) if rule else None
+    return Capability(executes=lambda op: op.key in owner, refuses=refuses)

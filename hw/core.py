@@ -53,7 +53,8 @@ class Core(wiring.Component):
         self._key_timeout = key_timeout
         members = {
             "wb": In(WishboneSignature()),
-            "retire": Out(stream.Signature(RetireRecord, always_ready=True)),
+            "retire_valid": Out(1),             # one RetireRecord per instruction (no back-pressure)
+            "retire": Out(RetireRecord),
             "trace_wr_valid": Out(1),
             "trace_wr_row": Out(row_addr_bits(config.rows)),
             "trace_wr_be": Out(config.row_bytes),
@@ -63,6 +64,11 @@ class Core(wiring.Component):
         for did in config.domains:
             members[f"domain_{did:02x}"] = Out(stream.Signature(DomainItem()))
         super().__init__(members)
+        # Built here so that harnesses can read and preload the data memory (`memory_data`).
+        self._memsys = MemorySystem(
+            config, read_clients=[["loader", "fetch", "host"], ["dm"]], write_clients=["dm", "host"],
+            init=self._mem_init)
+        self.memory_data = self._memsys.data
 
     def elaborate(self, platform):
         m = Module()
@@ -74,9 +80,7 @@ class Core(wiring.Component):
         m.submodules.sync = sync = SyncUnit(cfg, key_timeout=self._key_timeout)
         m.submodules.host = host = HostPort(cfg)
         m.submodules.dm = dm = DataMoveEngine(cfg)
-        m.submodules.mem = mem = MemorySystem(
-            cfg, read_clients=[["loader", "fetch", "host"], ["dm"]], write_clients=["dm", "host"],
-            init=self._mem_init)
+        m.submodules.mem = mem = self._memsys
 
         wiring.connect(m, fetch.mem, mem.r_fetch)
         wiring.connect(m, loader.mem, mem.r_loader)
@@ -130,12 +134,12 @@ class Core(wiring.Component):
                     m.d.comb += bad_unit.eq(reserved_unit(table, dec.as_code, op))
 
         def retire(m, fault_code, *, stop_reason=None):
-            m.d.comb += [self.retire.valid.eq(1), cur_fault.eq(fault_code)]
+            m.d.comb += [self.retire_valid.eq(1), cur_fault.eq(fault_code)]
             m.d.sync += [index.eq(index + 1), retired.eq(retired + 1)]
             if stop_reason is not None:
                 m.d.sync += reason.eq(stop_reason)
 
-        rp = self.retire.payload
+        rp = self.retire
         m.d.comb += [rp.index.eq(index), rp.pc.eq(item.pc), rp.did.eq(item.did),
                      rp.did_valid.eq(item.fault != Fault.FETCH_RANGE), rp.fault.eq(cur_fault),
                      rp.unity.eq((item.did == DID.UNITY) & (item.fault == 0)),
@@ -171,7 +175,7 @@ class Core(wiring.Component):
                                      port.payload.payload.eq(fi.payload), fetch.out.ready.eq(port.ready),
                                      is_domain.eq(1)]
                         with m.If(port.ready):
-                            m.d.comb += [self.retire.valid.eq(1), rp.pc.eq(fi.pc), rp.did.eq(fi.did),
+                            m.d.comb += [self.retire_valid.eq(1), rp.pc.eq(fi.pc), rp.did.eq(fi.did),
                                          rp.did_valid.eq(1), rp.unity.eq(0)]
                             m.d.sync += [index.eq(index + 1), retired.eq(retired + 1)]
                 with m.If(fetch.out.valid & ~is_domain):

@@ -7,56 +7,75 @@ table and its AS), checks every operand exactly as the golden model
 memory ports and answers on ``done`` with the fault code (0: completed). A
 faulting command writes nothing: every check is made before the first write.
 
+The engine works from the held command: it reads the operand table from
+``cmd.payload`` and takes the command (``cmd.ready``) only when it has finished,
+one cycle before ``done`` is valid. The producer must hold the command (the stream
+rules require it), so the engine keeps no 352-bit copy of the table.
+
 Microarchitecture
 -----------------
 
-* **Setup** (sequential, one shared shift-add multiplier / restoring divider):
-  RESERVED_UNIT (data_unit 13..15); per side ``lines = trans_size / width`` (a
-  24-step divider, skipped when width is 0 or equals trans_size) and the remainder
-  check; the exact byte extent ``base + (num-1)*surface_stride +
-  (lines-1)*line_stride + last`` in 65 bits (early-out multiplier: as many steps as
-  the multiplier has significant bits); normal: both element counts (multiplier);
-  upsample: ``kh, kv`` and their remainders (two divisions); then in one cycle the
-  golden order of checks: ILLEGAL_OPERAND (remainders, upsample 1/2-D, the mode's
-  shape rule, D-OVERLAP) before ADDRESS_RANGE (each non-empty extent beyond
-  ``mem_bytes``). Setup takes about 12 cycles for a 1-D move, plus 24 per side
-  whose lines need a division, plus ``ceil(log2(lines))`` and
-  ``ceil(log2(num_trans))`` per side for 2/3-D extents (and 50 more for upsample).
-* **Address walkers**: the destination is walked line by line (every destination
-  line is contiguous); the source walker gives, in destination order, source lines
-  (normal, and upsample with kh = 1, each line repeated kv times) or single
-  elements (transpose: ``src(s, e, l)``; upsample with kh > 1:
-  ``src(l // kv, e // kh)``). Walkers only add strides (no multiplier).
-* **Byte-stream path** (every unit of 8 bits or more, every mode): a reader cuts
-  the source runs into chunks that never cross a ``lanes``-aligned block (one row
-  read per chunk) and reserves room for them in a circular byte buffer of
-  ``4 * lanes`` bytes; the response (exactly one cycle later) is rotated into the
-  buffer. A writer cuts the destination lines likewise and writes each chunk as one
-  row write with byte enables, gathering its bytes from the buffer with a funnel
-  shifter; the source and destination byte alignments are independent. Immediate
-  mode writes a rotated copy of the replicated immediate instead. Reads never run
-  ahead of the buffer's free space and writes never ahead of the data, so the
-  streaming order honours D-SNAPSHOT for every overlap D-OVERLAP allows
-  (contiguous normal moves with dst <= src).
+* **Setup**: one 50-bit adder shared by a shift-add multiply-accumulate (one
+  cycle per significant bit of the multiplier), a divider (the divisor is first
+  doubled while it fits, then one compare-subtract per quotient bit) and the
+  overlap compares; the FSM drives narrow operand buses, and both sides share
+  the per-side states. In the golden order: RESERVED_UNIT (data_unit 13..15);
+  per side ``lines = trans_size / width`` with its remainder, the span
+  ``last + (lines-1)*line_stride + (num-1)*surface_stride`` (exact, < 2**50), the
+  D-OVERLAP contiguity and the side's range (base + span > mem_bytes, from the
+  low address bits and "high bits nonzero" tests); D-OVERLAP from one 65-bit base
+  difference delta = src - dst (overlap iff 0 <= delta < span_d or
+  0 < -delta < span_s); normal: n_s*trans_s - n_d*trans_d = 0; upsample: kh, kv
+  by division. ILLEGAL_OPERAND (remainders, upsample 1/2-D, the mode's shape rule,
+  D-OVERLAP) takes precedence over ADDRESS_RANGE, and everything is decided
+  before the first memory request.
+* **Address walkers** (adders only): the destination is walked line by line
+  (every destination line is contiguous); the source walker gives, in destination
+  order, source lines (normal; upsample with kh = 1, each line kv times) or
+  single elements (transpose: ``src(s, e, l)``; upsample with kh > 1:
+  ``src(l // kv, e // kh)``).
+* **Byte-stream path** (units of 8 bits or more, every mode): a reader cuts the
+  source runs into chunks that never cross a ``lanes``-aligned block, one row read
+  each, and reserves room for them in a circular buffer of ``4 * lanes`` bytes
+  (stream byte j in slot j % C); the response, exactly one cycle later, is rotated
+  into its slots. A writer cuts the destination lines the same way and writes each
+  chunk as one row write with byte enables, gathering its bytes with a funnel
+  shifter, so source and destination alignments are independent. Immediate mode:
+  the reader delivers the replicated immediate instead of reading (lanes = 1: the
+  writer takes the immediate's byte directly). Reads never run ahead of the free
+  space and writes never ahead of the delivered data, so streaming honours
+  D-SNAPSHOT for every overlap D-OVERLAP allows (contiguous normal, dst <= src).
 * **Nibble path** (u4/s4): element-serial: read the source row, read the
-  destination row, write the merged byte (D-INT4 read-modify-write; the reads see
-  every earlier write, so later elements win).
+  destination row, write the merged byte (D-INT4 read-modify-write; each read
+  sees every earlier write, so later elements win).
 
-Throughput in steady state (no memory stalls; L = ``config.lanes``):
+Latency (cycles from ``cmd.valid`` to the transfer of ``done``, no memory stalls):
+setup is 14 cycles for a 1-D normal move (8 for immediate; faults are answered
+2 cycles after setup, RESERVED_UNIT after 3 cycles in all), plus per side whose
+width is neither 0 nor trans_size about 2 * bitlen(lines) + 3 for the division,
+plus bitlen(lines - 1) + bitlen(num_trans - 1) for a 2/3-D span, plus two
+divisions for upsample. The move follows; ``done`` comes 2 cycles after the last
+write. Measured with row_bytes = 32: a one-byte move takes 20 cycles, a 4 x 4
+2-D move 43, an empty move 16.
+
+Throughput in steady state (no memory stalls; L = ``config.lanes``; measured
+figures for row_bytes = lanes = 32 from tests/hw/test_datamove.py):
 
 * normal and immediate moves, units of 8 bits or more: L bytes per cycle along
-  each line (one row read and one row write per cycle with L = row_bytes), at any
-  source and destination alignment; each line costs one extra partial row at
-  most, plus one cycle between lines when the lines are shorter than L;
-* upsample with kh = 1: as normal; upsample with kh > 1 and transpose: one element
-  per cycle (an element that crosses an L-byte block takes two), so ``size``
-  bytes per cycle for ``size <= L``;
-* int4 (u4/s4), every mode: one nibble per 5 cycles (4 for immediate).
-
-Done follows the last write by one cycle.
+  each line at any source and destination alignment (64 KiB unaligned copy:
+  32.0 B/cycle; u32 fill: 32.0); a line costs at most one extra partial row on
+  each side (2-D, 256-byte source lines into 512-byte destination lines: 25.9);
+* upsample with kh = 1: as normal (26.3); upsample with kh > 1 and transpose: one
+  element per cycle (an element crossing an L-byte block takes two): u16
+  upsample 1.87, u8 transpose 1.0, u32 transpose 3.98 B/cycle;
+* int4 (u4/s4), every mode: one nibble per 5 cycles (0.10 B/cycle; immediate one
+  per 4 cycles, 0.12 B/cycle);
+* lanes = 1 (``tiny``): 1 byte per cycle for normal and immediate moves.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from types import SimpleNamespace
+
+from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -72,7 +91,6 @@ __all__ = ["OPCODES", "DataMoveEngine"]
 OPCODES = ("data_move",)
 
 NORMAL, IMMEDIATE, UPSAMPLE, TRANSPOSE = range(4)      # transfer_mode codes
-_DIV_STEPS = 24                                        # trans_size / width are 24-bit values
 
 
 def _min(a, b):
@@ -85,10 +103,11 @@ def _shr_bytes(v, amount):
 
 
 class _Side:
-    """The operand fields and setup results of one side ("src"/"des")."""
+    """The operand fields of one side ("src"/"des") and what setup finds out about it."""
 
-    def __init__(self, m, fld, p, is4, lsz):
-        self.base = fld(f"{'src' if p == 'src' else 'dst'}")
+    def __init__(self, m, fld, p):
+        self.p = p
+        self.base = fld("src" if p == "src" else "dst")
         self.trans = fld(f"{p}_trans_size")
         self.num = fld(f"{p}_num_trans")
         self.ls = fld(f"{p}_line_stride")
@@ -96,33 +115,30 @@ class _Side:
         self.w = fld(f"{p}_width")
         self.n = Signal(9, name=f"{p}_n")                  # num_trans, 0 read as 1
         self.width = Signal(24, name=f"{p}_width_eff")     # width, 0 read as trans_size
-        self.last = Signal(28, name=f"{p}_last")           # bytes of one line
-        self.lines = Signal(24, name=f"{p}_lines")         # trans_size / width (setup)
-        self.rem_bad = Signal(name=f"{p}_rem_bad")         # trans_size % width != 0
-        self.end = Signal(66, name=f"{p}_end")             # base + span (setup)
         self.has = Signal(name=f"{p}_has")                 # holds at least one element
+        # setup results
+        self.lines = Signal(24, name=f"{p}_lines")         # trans_size / width
+        self.rem_bad = Signal(name=f"{p}_rem_bad")         # trans_size % width != 0
         self.contig = Signal(name=f"{p}_contig")           # D-OVERLAP "contiguous"
+        self.oor = Signal(name=f"{p}_oor")                 # extent beyond the memory
+        self.ovl = Signal(name=f"{p}_ovl")                 # the other base lies in this extent
         m.d.comb += [
             self.n.eq(Mux(self.num == 0, 1, self.num)),
             self.width.eq(Mux(self.w == 0, self.trans, self.w)),
-            self.last.eq(Mux(is4, (self.width + 1) >> 1, self.width << lsz)),
             self.has.eq(self.trans != 0),
-            self.contig.eq(
-                ((self.lines <= 1) | Mux(is4, (self.ls << 1) == self.width, self.ls == (self.width << lsz)))
-                & ((self.n <= 1) | Mux(is4, (self.ss << 1) == self.trans, self.ss == (self.trans << lsz)))),
         ]
 
 
-class _Walker:
+class _Walker(Elaboratable):
     """Enumerates runs (a start position in nibbles and a length in elements).
 
     Line mode: the lines of `lim_s` surfaces of `lim_l` lines (each line repeated
     `lim_v` times); element mode (only if `elem`): single elements of `lim_e` per
     line, the position advancing by `step_i` every `lim_h` elements. `take` moves to
-    the next run; `valid` falls after the last one. The limits are given minus one.
+    the next run; `valid` falls after the last one.
     """
 
-    def __init__(self, name, pw, *, elem, repeat):
+    def __init__(self, name, pw, ew, *, elem, repeat):
         self.name, self.pw, self.elem, self.repeat = name, pw, elem, repeat
         self.start = Signal(name=f"{name}_start")
         self.take = Signal(name=f"{name}_take")
@@ -130,28 +146,29 @@ class _Walker:
         self.base = Signal(pw, name=f"{name}_base")
         self.step_l = Signal(pw, name=f"{name}_step_l")
         self.step_s = Signal(pw, name=f"{name}_step_s")
-        self.last_l = Signal(24, name=f"{name}_last_l")
-        self.last_s = Signal(8, name=f"{name}_last_s")
-        self.line_len = Signal(24, name=f"{name}_line_len")
+        self.lim_l = Signal(24, name=f"{name}_lim_l")
+        self.lim_s = Signal(9, name=f"{name}_lim_s")
+        self.line_len = Signal(ew, name=f"{name}_line_len")
         self.pos = Signal(pw, name=f"{name}_pos")
-        self.len = Signal(24, name=f"{name}_len")
+        self.len = Signal(ew, name=f"{name}_len")
         self.a_surf = Signal(pw, name=f"{name}_a_surf")
         self.a_line = Signal(pw, name=f"{name}_a_line")
         self.c_l = Signal(24, name=f"{name}_c_l")
-        self.c_s = Signal(8, name=f"{name}_c_s")
+        self.c_s = Signal(9, name=f"{name}_c_s")
         if repeat:
-            self.last_v = Signal(24, name=f"{name}_last_v")
+            self.lim_v = Signal(24, name=f"{name}_lim_v")
             self.c_v = Signal(24, name=f"{name}_c_v")
         if elem:
             self.elem_mode = Signal(name=f"{name}_elem_mode")
             self.step_i = Signal(pw, name=f"{name}_step_i")
-            self.last_e = Signal(24, name=f"{name}_last_e")
-            self.last_h = Signal(24, name=f"{name}_last_h")
+            self.lim_e = Signal(ew, name=f"{name}_lim_e")       # elements of a destination line
+            self.lim_h = Signal(ew, name=f"{name}_lim_h")
             self.a_elem = Signal(pw, name=f"{name}_a_elem")
-            self.c_e = Signal(24, name=f"{name}_c_e")
-            self.c_h = Signal(24, name=f"{name}_c_h")
+            self.c_e = Signal(ew, name=f"{name}_c_e")
+            self.c_h = Signal(ew, name=f"{name}_c_h")
 
-    def elaborate(self, m):
+    def elaborate(self, platform):
+        m = Module()
         if self.elem:
             m.d.comb += [self.pos.eq(Mux(self.elem_mode, self.a_elem, self.a_line)),
                          self.len.eq(Mux(self.elem_mode, 1, self.line_len))]
@@ -172,40 +189,44 @@ class _Walker:
                 m.d.sync += [self.c_e.eq(0), self.c_h.eq(0)]
         with m.Elif(self.take & self.valid):
             if self.elem:
-                with m.If(self.elem_mode & (self.c_e != self.last_e)):
-                    m.d.sync += self.c_e.eq(self.c_e + 1)
-                    with m.If(self.c_h == self.last_h):
+                e1, h1 = (self.c_e + 1)[:len(self.c_e)], (self.c_h + 1)[:len(self.c_h)]
+                with m.If(self.elem_mode & (e1 != self.lim_e)):
+                    m.d.sync += self.c_e.eq(e1)
+                    with m.If(h1 == self.lim_h):
                         m.d.sync += [self.c_h.eq(0), self.a_elem.eq(self.a_elem + self.step_i)]
                     with m.Else():
-                        m.d.sync += self.c_h.eq(self.c_h + 1)
+                        m.d.sync += self.c_h.eq(h1)
                 with m.Else():
                     self._next_line(m, set_line)
             else:
                 self._next_line(m, set_line)
+        return m
 
     def _next_line(self, m, set_line):
         """The run after the last of a line: the next line, surface or the end."""
         if self.elem:
             m.d.sync += [self.c_e.eq(0), self.c_h.eq(0)]
-        with m.If(self.c_l == self.last_l):
+        l1, s1 = (self.c_l + 1)[:24], (self.c_s + 1)[:9]
+        with m.If(l1 == self.lim_l):
             m.d.sync += self.c_l.eq(0)
             if self.repeat:
                 m.d.sync += self.c_v.eq(0)
-            with m.If(self.c_s == self.last_s):
+            with m.If(s1 == self.lim_s):
                 m.d.sync += self.valid.eq(0)
             with m.Else():
                 nxt = (self.a_surf + self.step_s)[:self.pw]
-                m.d.sync += [self.c_s.eq(self.c_s + 1), self.a_surf.eq(nxt)]
+                m.d.sync += [self.c_s.eq(s1), self.a_surf.eq(nxt)]
                 set_line(nxt)
         with m.Else():
-            m.d.sync += self.c_l.eq(self.c_l + 1)
+            m.d.sync += self.c_l.eq(l1)
             nxt = (self.a_line + self.step_l)[:self.pw]
             if self.repeat:
-                with m.If(self.c_v == self.last_v):
+                v1 = (self.c_v + 1)[:24]
+                with m.If(v1 == self.lim_v):
                     m.d.sync += self.c_v.eq(0)
                     set_line(nxt)
                 with m.Else():
-                    m.d.sync += self.c_v.eq(self.c_v + 1)
+                    m.d.sync += self.c_v.eq(v1)
                     if self.elem:
                         m.d.sync += self.a_elem.eq(self.a_line)
             else:
@@ -215,7 +236,11 @@ class _Walker:
 class DataMoveEngine(wiring.Component):
     """DATA_MOVE for one `CoreConfig` (see the module docstring for the
     microarchitecture, latency and throughput). ``table_bits`` is the width of the
-    raw operand table it takes."""
+    raw operand table it takes.
+
+    The engine reads the operand table from ``cmd.payload`` while it works and takes
+    the command (``cmd.ready``) only when it has finished, one cycle before ``done``:
+    the producer holds the table (stream rules), so the engine keeps no copy."""
 
     def __init__(self, config):
         lanes = config.lanes
@@ -242,10 +267,11 @@ class DataMoveEngine(wiring.Component):
         AW = max(ceil_log2(cfg.mem_bytes), lR + 1)  # byte address bits inside memory
         PW = AW + 1                                 # nibble position bits
         RW = AW + 2                                 # run remainder bits (bytes or nibbles)
+        MEM = cfg.mem_bytes
 
-        # --- the command and its fields ---------------------------------------------
-        table = Signal(self.table_bits)
-        as_code = Signal(2)
+        # --- the command's fields (read from the held command) ----------------------------
+        table = self.cmd.payload.table
+        as_code = self.cmd.payload.as_code
 
         def fld(name):
             s = Signal(F.field_width(op, name), name=f"f_{name}")
@@ -259,129 +285,229 @@ class DataMoveEngine(wiring.Component):
         with m.Switch(unit):
             for u in DataUnit:
                 with m.Case(int(u)):
-                    m.d.comb += [is4.eq(u.bits == 4), lsz.eq(exact_log2(u.bits // 8) if u.bits >= 8 else 0)]
+                    m.d.comb += [is4.eq(u.bits == 4),
+                                 lsz.eq(exact_log2(u.bits // 8) if u.bits >= 8 else 0)]
         imm = mode == IMMEDIATE
         normal, upsample, transpose = mode == NORMAL, mode == UPSAMPLE, mode == TRANSPOSE
-        d = _Side(m, fld, "des", is4, lsz)
-        s = _Side(m, fld, "src", is4, lsz)
-        pattern = s.base                            # the immediate (64-bit, zero-extended)
+        d = _Side(m, fld, "des")
+        s = _Side(m, fld, "src")
+        pattern = s.base                            # the immediate (zero-extended)
 
-        # --- setup: shared shift-add multiplier / restoring divider -----------------
+        # --- setup datapath: one 50-bit adder for multiply-accumulate, divide, compare -----
+        # The FSM drives narrow operand buses and strobes; the wide registers are updated
+        # in one place below. Both sides share the per-side states through `sd`.
+        sd = Signal()                               # side in setup: 0 destination, 1 source
         busy = Signal()
-        ma = Signal(24)                             # multiplier / dividend, quotient
+        ma = Signal(24)                             # multiplier / quotient
         mb = Signal(48)                             # multiplicand / divisor
-        acc = Signal(49)                            # product / remainder
-        steps = Signal(range(_DIV_STEPS + 1))
-        kh = Signal(24)
+        acc = Signal(50)                            # accumulator / remainder
+        steps = Signal(5)
+        op_a = Signal(24)                           # multiplier to load
+        op_b = Signal(24)                           # multiplicand / divisor to load
+        op_c = Signal(24)                           # dividend to load
+        ld_mac, ld_div, clr_acc, ld_bl = Signal(), Signal(), Signal(), Signal()
+        mac_step, norm_step, div_step = Signal(), Signal(), Signal()
+        alu_sel = Signal(2)                         # 0: mb if ma[0], 1: mb, 2: mb << 1, 3: delta
+        alu_sub = Signal()
+        alu_b = Signal(50)
+        alu = Signal(51)                            # acc +- alu_b; alu[50]: carry (acc >= b)
+        dlt = Signal(65)                            # src - dst ([64]: the borrow)
+        acc_zero = Signal()
+        m.d.comb += acc_zero.eq(acc == 0)
+        with m.Switch(alu_sel):
+            with m.Case(0):
+                m.d.comb += alu_b.eq(Mux(ma[0], mb, 0))
+            with m.Case(1):
+                m.d.comb += alu_b.eq(mb)
+            with m.Case(2):
+                m.d.comb += alu_b.eq(mb << 1)
+            with m.Case(3):
+                m.d.comb += alu_b.eq(dlt[:50])
+        m.d.comb += alu.eq(acc + Mux(alu_sub, ~alu_b, alu_b) + alu_sub)
+
+        # the side being set up
+        x = SimpleNamespace(
+            trans=Mux(sd, s.trans, d.trans), w=Mux(sd, s.w, d.w), ls=Mux(sd, s.ls, d.ls),
+            ss=Mux(sd, s.ss, d.ss), lines=Mux(sd, s.lines, d.lines),
+            base_lo=Mux(sd, s.base, d.base)[:AW + 1],
+            base_hi=Mux(sd, s.base[AW + 1:] != 0, d.base[AW + 1:] != 0))
+        x_n = Signal(9)
+        x_width = Signal(24)
+        m.d.comb += [x_n.eq(Mux(sd, s.n, d.n)), x_width.eq(Mux(x.w == 0, x.trans, x.w))]
+
+        def set_side(reg_d, reg_s, v):
+            with m.If(sd):
+                m.d.sync += reg_s.eq(v)
+            with m.Else():
+                m.d.sync += reg_d.eq(v)
+
+        # byte length of `bl_in` elements: a line (width) or a surface (trans_size)
+        bl_in = Signal(24)
+        bl_out = Signal(28)
+        m.d.comb += bl_out.eq(Mux(is4, (bl_in + 1) >> 1, bl_in << lsz))
+        eq_in = Signal(24)                          # a stride compared with bl_out
+        eq_bl = (eq_in == bl_out) & ~(is4 & bl_in[0])   # an odd int4 count is never contiguous
+
+        with m.If(ld_mac):
+            m.d.sync += [ma.eq(op_a), mb.eq(op_b)]
+        with m.If(clr_acc):
+            m.d.sync += acc.eq(0)
+        with m.If(ld_div):
+            m.d.sync += [acc.eq(op_c), mb.eq(op_b), ma.eq(0), steps.eq(0)]
+        with m.If(ld_bl):
+            m.d.sync += acc.eq(bl_out)
+        with m.If(mac_step):
+            m.d.sync += [acc.eq(alu[:50]), ma.eq(ma >> 1), mb.eq(mb << 1)]
+        with m.If(norm_step):
+            m.d.sync += [mb.eq(mb << 1), steps.eq(steps + 1)]
+        with m.If(div_step):
+            m.d.sync += [ma.eq(Cat(alu[50], ma[:-1])), mb.eq(mb >> 1), steps.eq(steps - 1)]
+            with m.If(alu[50]):
+                m.d.sync += acc.eq(alu[:50])
+
+        # D-OVERLAP: the extents [base, base + span) of the two sides intersect iff, with
+        # delta = src - dst, either delta >= 0 and span_d - delta > 0, or delta < 0 and
+        # span_s + delta > 0; both through the ALU (EVAL of each side).
+        m.d.comb += dlt.eq(s.base - d.base)
+        near_d = ~dlt[64] & (dlt[50:64] == 0)                 # delta in [0, 2**50)
+        near_s = dlt[64] & (dlt[50:64] == (1 << 14) - 1)      # delta in [-2**50, 0)
+        kh = Signal(AW + 2)                         # <= des width (elements) when legal
         kv = Signal(24)
         kh_ok = Signal()
         kv_ok = Signal()
-        cnt_s = Signal(33)
-        cnt_eq = Signal()
         fault = Signal(8)
-        d_end_acc = Signal(66)
-        s_end_acc = Signal(66)
-        m.d.comb += [d_end_acc.eq(d.end + acc), s_end_acc.eq(s.end + acc)]
+        phase = Signal(2)                           # division: normalise, divide, finish
 
-        r2 = Cat(ma[-1], acc[:24])
-        ge = r2 >= mb[:24]
+        def goto(state):
+            def then():
+                m.next = state
+            return then
 
-        def mul_state(name, a, b, then):
+        def mac_state(name, a, b, then, *, sub=False, clear=False):
+            """acc (+/-)= a * b, one cycle per significant bit of `a` (a = 0: one cycle);
+            then() runs in the last cycle (acc is final in the next state)."""
             with m.State(name):
                 with m.If(~busy):
-                    m.d.sync += [ma.eq(a), mb.eq(b), acc.eq(0), busy.eq(1)]
-                with m.Elif(ma != 0):
-                    m.d.sync += [acc.eq(acc + Mux(ma[0], mb, 0)), ma.eq(ma >> 1), mb.eq(mb << 1)]
+                    m.d.comb += [op_a.eq(a), op_b.eq(b), clr_acc.eq(clear)]
+                    with m.If(a == 0):
+                        then()
+                    with m.Else():
+                        m.d.comb += ld_mac.eq(1)
+                        m.d.sync += busy.eq(1)
+                with m.Else():
+                    m.d.comb += [mac_step.eq(1), alu_sel.eq(0), alu_sub.eq(sub)]
+                    with m.If(ma[1:] == 0):
+                        m.d.sync += busy.eq(0)
+                        then()
+
+        def div_state(name, a, b, then, shortcut=None):
+            """ma, acc = a // b, a % b (b = 0: then() at once, results meaningless): the
+            divisor is first doubled while it fits under the dividend, then one
+            compare-subtract per quotient bit; then() runs with the results."""
+            with m.State(name):
+                with m.If(~busy):
+                    m.d.comb += [op_c.eq(a), op_b.eq(b), ld_div.eq(1)]
+                    m.d.sync += [phase.eq(0), busy.eq(1)]
+                    with m.If(b == 0):
+                        m.d.sync += busy.eq(0)
+                        then()
+                    if shortcut is not None:
+                        shortcut()
+                with m.Elif(phase == 0):
+                    m.d.comb += [alu_sel.eq(2), alu_sub.eq(1)]
+                    with m.If(alu[50] & (steps != 23)):
+                        m.d.comb += norm_step.eq(1)
+                    with m.Else():
+                        m.d.sync += phase.eq(1)
+                with m.Elif(phase == 1):
+                    m.d.comb += [div_step.eq(1), alu_sel.eq(1), alu_sub.eq(1)]
+                    with m.If(steps == 0):
+                        m.d.sync += phase.eq(2)
                 with m.Else():
                     m.d.sync += busy.eq(0)
                     then()
 
-        def div_state(name, a, b, then, skip=None):
-            with m.State(name):
-                with m.If(~busy):
-                    m.d.sync += [ma.eq(a), mb.eq(b), acc.eq(0), steps.eq(_DIV_STEPS), busy.eq(1)]
-                    if skip is not None:
-                        skip()
-                with m.Elif(steps != 0):
-                    m.d.sync += [acc.eq(Mux(ge, r2 - mb[:24], r2)), ma.eq(Cat(ge, ma[:-1])),
-                             steps.eq(steps - 1)]
-                with m.Else():
+        def side_states(after):
+            """For side `sd`: lines, then the extent: acc = last + (lines-1) *
+            line_stride + (n-1) * surface_stride, then the side's flags from it."""
+            def last_and_contig_l(lines_le_1):
+                m.d.comb += [bl_in.eq(x_width), eq_in.eq(x.ls), ld_bl.eq(1)]
+                set_side(d.contig, s.contig, lines_le_1 | eq_bl)
+
+            def shortcut():                 # width 0 or width = trans_size: one line
+                with m.If((x.w == 0) | (x.w == x.trans)):
                     m.d.sync += busy.eq(0)
-                    then()
-
-        def lines_states(x, prefix, after):
-            """lines = trans_size / width, then the extent: end = base + last
-            + (lines - 1) * line_stride + (n - 1) * surface_stride."""
-            end_acc = d_end_acc if x is d else s_end_acc
-
-            def skip():
-                m.d.sync += x.end.eq(x.base + x.last)
-                with m.If(x.w == 0):
-                    m.d.sync += [x.lines.eq(x.trans != 0), x.rem_bad.eq(0), busy.eq(0)]
-                    m.next = f"{prefix}_SPAN_L"
-                with m.Elif(x.w == x.trans):
-                    m.d.sync += [x.lines.eq(1), x.rem_bad.eq(0), busy.eq(0)]
-                    m.next = f"{prefix}_SPAN_L"
+                    set_side(d.lines, s.lines, x.trans != 0)
+                    set_side(d.rem_bad, s.rem_bad, 0)
+                    last_and_contig_l(1)
+                    m.next = "SPAN_L"
 
             def got_lines():
-                m.d.sync += [x.lines.eq(ma), x.rem_bad.eq(acc != 0)]
-                m.next = f"{prefix}_SPAN_L"
+                set_side(d.lines, s.lines, ma)
+                set_side(d.rem_bad, s.rem_bad, ~acc_zero)
+                m.next = "LAST"
 
-            def got_span_l():
-                m.d.sync += x.end.eq(end_acc)
-                m.next = f"{prefix}_SPAN_S"
-
-            def got_span_s():
-                m.d.sync += x.end.eq(end_acc)
+            div_state("LINES", x.trans, x.w, got_lines, shortcut)
+            with m.State("LAST"):
+                last_and_contig_l(x.lines <= 1)
+                m.next = "SPAN_L"
+            mac_state("SPAN_L", Mux(x.lines == 0, 0, x.lines - 1), x.ls,
+                      goto("SPAN_S"))
+            mac_state("SPAN_S", x_n - 1, x.ss, goto("EVAL"))
+            with m.State("EVAL"):
+                # acc is the span: the side's pattern lies in [base, base + span)
+                m.d.comb += [bl_in.eq(x.trans), eq_in.eq(x.ss), alu_sel.eq(3), alu_sub.eq(~sd)]
+                set_side(d.contig, s.contig, Mux(sd, s.contig, d.contig) & ((x_n <= 1) | eq_bl))
+                set_side(d.oor, s.oor, x.base_hi | (acc[AW + 1:] != 0) | (x.base_lo + acc[:AW + 1] > MEM))
+                set_side(d.ovl, s.ovl, Mux(sd, near_s, near_d) & alu[50] & (alu[:50] != 0))
                 after()
 
-            div_state(f"{prefix}_LINES", x.trans, x.w, got_lines, skip)
-            mul_state(f"{prefix}_SPAN_L", Mux(x.lines == 0, 0, x.lines - 1), x.ls, got_span_l)
-            mul_state(f"{prefix}_SPAN_S", x.n - 1, x.ss, got_span_s)
-
-        # --- checks (D-PRECEDENCE) ------------------------------------------------------
+        # --- checks, in D-PRECEDENCE order (the CHECK state) --------------------------------
         empty = ~d.has & (imm | ~s.has)
         shape_bad = Signal()
         with m.Switch(mode):
             with m.Case(NORMAL):
-                m.d.comb += shape_bad.eq(~cnt_eq)
+                m.d.comb += shape_bad.eq(~acc_zero)         # n_s*trans_s - n_d*trans_d
             with m.Case(UPSAMPLE):
                 m.d.comb += shape_bad.eq(~(s.has & d.has & kh_ok & kv_ok))
             with m.Case(TRANSPOSE):
                 m.d.comb += shape_bad.eq(~((d.n == s.n) & (d.trans == s.trans) & (d.width == s.lines)))
-        overlap = ~imm & s.has & d.has & (s.base < d.end) & (d.base < s.end)
-        overlap_ok = normal & s.contig & d.contig & (d.base <= s.base)
+        overlap = ~imm & s.has & d.has & (d.ovl | s.ovl)
+        overlap_ok = normal & s.contig & d.contig & ~dlt[64]
         illegal = Signal()
         out_of_range = Signal()
         m.d.comb += [
             illegal.eq(d.rem_bad | (~imm & s.rem_bad) | (upsample & ((s.num > 1) | (d.num > 1)))
                        | (~empty & shape_bad) | (overlap & ~overlap_ok)),
-            out_of_range.eq((~imm & s.has & (s.end > cfg.mem_bytes)) | (d.has & (d.end > cfg.mem_bytes))),
+            out_of_range.eq((~imm & s.has & s.oor) | (d.has & d.oor)),
         ]
 
-        # --- walkers ----------------------------------------------------------------------
-        sw = _Walker("sw", PW, elem=True, repeat=True)      # source runs, destination order
-        dw = _Walker("dw", PW, elem=False, repeat=False)    # destination lines
-        sw.elaborate(m)
-        dw.elaborate(m)
-        estep = Mux(is4, 1, Const(2, 5) << lsz)[:PW]       # one element, in nibbles
+        # --- walkers ------------------------------------------------------------------------
+        sw = _Walker("sw", PW, AW + 2, elem=True, repeat=True)     # source runs, destination order
+        dw = _Walker("dw", PW, AW + 2, elem=False, repeat=False)   # destination lines
+        m.submodules.sw = sw
+        m.submodules.dw = dw
+
+        def nib(v):                                 # a byte quantity in nibbles, PW bits
+            return Cat(Const(0, 1), v)[:PW]
+
+        estep = Mux(is4, 1, Const(2, 5) << lsz)[:PW]               # one element, in nibbles
         up_lines = upsample & (kh == 1)
         m.d.comb += [
-            dw.base.eq(Cat(Const(0, 1), d.base)[:PW]), dw.step_l.eq(Cat(Const(0, 1), d.ls)[:PW]),
-            dw.step_s.eq(Cat(Const(0, 1), d.ss)[:PW]), dw.last_l.eq(d.lines - 1),
-            dw.last_s.eq(d.n - 1), dw.line_len.eq(d.width),
-            sw.base.eq(Cat(Const(0, 1), s.base)[:PW]), sw.step_s.eq(Cat(Const(0, 1), s.ss)[:PW]),
-            sw.line_len.eq(s.width), sw.last_e.eq(d.width - 1),
+            dw.base.eq(nib(d.base)), dw.step_l.eq(nib(d.ls)), dw.step_s.eq(nib(d.ss)),
+            dw.lim_l.eq(d.lines), dw.lim_s.eq(d.n), dw.line_len.eq(d.width[:AW + 2]),
+            sw.base.eq(nib(s.base)), sw.step_s.eq(nib(s.ss)), sw.line_len.eq(s.width[:AW + 2]),
+            sw.lim_e.eq(d.width),
             sw.elem_mode.eq(transpose | (upsample & ~up_lines)),
-            sw.step_l.eq(Mux(transpose, estep, Cat(Const(0, 1), s.ls)[:PW])),
-            sw.step_i.eq(Mux(transpose, Cat(Const(0, 1), s.ls)[:PW], estep)),
-            sw.last_h.eq(Mux(upsample, kh - 1, 0)),
-            sw.last_v.eq(Mux(upsample, kv - 1, 0)),
-            sw.last_l.eq(Mux(normal, s.lines, d.lines) - 1),
-            sw.last_s.eq(Mux(upsample, 0, s.n - 1)),
+            sw.step_l.eq(Mux(transpose, estep, nib(s.ls))),
+            sw.step_i.eq(Mux(transpose, nib(s.ls), estep)),
+            sw.lim_h.eq(Mux(upsample, kh, 1)),
+            sw.lim_v.eq(Mux(upsample, kv, 1)),
+            sw.lim_l.eq(Mux(normal, s.lines, d.lines)),
+            sw.lim_s.eq(Mux(upsample, 1, s.n)),
         ]
 
-        # --- run state shared by both paths: the current source / destination run -----
+        # --- the current source / destination run (shared by both paths) ------------------
         r_pos = Signal(PW)
         r_rem = Signal(RW)
         w_pos = Signal(PW)
@@ -395,40 +521,74 @@ class DataMoveEngine(wiring.Component):
         w_have = w_act | dw.valid
         r_addr = r_p[1:]                            # byte addresses
         w_addr = w_p[1:]
+        r_n = Signal(lL + 1)                        # bytes of the source chunk
+        w_m = Signal(lL + 1)                        # bytes of the destination chunk
+        if L == 1:
+            m.d.comb += [r_n.eq(1), w_m.eq(1)]
+        else:
+            m.d.comb += [r_n.eq(_min(r_left, L - r_addr[:lL])), w_m.eq(_min(w_left, L - w_addr[:lL]))]
+        r_take = Signal()                           # the source run advances by a chunk/nibble
+        w_take = Signal()
+        with m.If(r_take):
+            m.d.sync += [r_pos.eq(r_p + Mux(is4, 1, r_n << 1)), r_rem.eq(r_left - Mux(is4, 1, r_n))]
+            m.d.comb += sw.take.eq(~r_act)
+        with m.If(w_take):
+            m.d.sync += [w_pos.eq(w_p + Mux(is4, 1, w_m << 1)), w_rem.eq(w_left - Mux(is4, 1, w_m))]
+            m.d.comb += dw.take.eq(~w_act)
 
-        # --- byte-stream path -------------------------------------------------------------
+        rsp_off = Signal(lR)                        # the byte of interest in the next response
+        rsp_byte = self.rd.rsp.payload.word_select(rsp_off, 8)
+
+        # --- byte-stream path -----------------------------------------------------------------
+        # A circular buffer of C = 4 * lanes bytes between the reader and the writer:
+        # stream byte j lives in slot j % C. Reads reserve room before they are issued
+        # (the response cannot wait); the writer takes delivered bytes only.
         st_on = Signal()
         wres = Signal(lC + 1)                       # bytes reserved by reads
         wdel = Signal(lC + 1)                       # bytes delivered into the buffer
         rptr = Signal(lC + 1)                       # bytes written out
         buf = Signal(8 * C)
-        inf_v = Signal()                            # a read response arrives this cycle
-        inf_o = Signal(lR)                          # its first byte in the row
+        inf_v = Signal()                            # a delivery lands this cycle
         inf_n = Signal(lL + 1)                      # its byte count
-        ph = Signal(3)                              # immediate: stream bytes mod 8
+        pmask = ((Const(1, 4) << lsz) - 1)[:3]      # byte index within an element
 
-        r_n = Signal(lL + 1)
-        m.d.comb += r_n.eq(_min(r_left, L - r_addr[:lL]))
-        r_go = st_on & ~imm & r_have & ((wres - rptr)[:lC + 1] + r_n <= C)
-        w_m = Signal(lL + 1)
-        m.d.comb += w_m.eq(_min(w_left, L - w_addr[:lL]))
-        w_go = st_on & w_have & (imm | ((wdel - rptr)[:lC + 1] >= w_m))
-        st_rd = Signal()
+        room = C - (wres - rptr)[:lC + 1]
+        r_go = st_on & ~imm & r_have & (r_n <= room)
+        st_rd = Signal()                            # a delivery is scheduled (read or immediate)
         st_wr = Signal()
+        if L == 1:
+            # the immediate bypasses the buffer: byte (stream position mod size) of it
+            ph = Signal(3)                          # stream bytes written, mod 8
+            w_go = st_on & w_have & (imm | (wdel != rptr))
+            m.d.comb += st_rd.eq(r_go & self.rd.req.ready)
+        else:
+            # immediate: the reader delivers `lanes` bytes of the replicated immediate per
+            # cycle instead of reading, so the buffer holds the periodic pattern
+            w_go = st_on & w_have & ((wdel - rptr)[:lC + 1] >= w_m)
+            m.d.comb += st_rd.eq((r_go & self.rd.req.ready) | (st_on & imm & (room >= L)))
+        m.d.comb += st_wr.eq(w_go & self.wr.req.ready)
 
-        with m.If(r_go & self.rd.req.ready):
-            m.d.comb += st_rd.eq(1)
-        with m.If(w_go & self.wr.req.ready):
-            m.d.comb += st_wr.eq(1)
-
-        # response -> buffer: rotate the chunk so that stream byte j lands in slot j % C
-        blk_in = self.rd.rsp.payload if L == R else self.rd.rsp.payload.word_select(inf_o[lL:], 8 * L)
-        rr = Signal(8 * L)
-        m.d.comb += rr.eq(_shr_bytes(Cat(blk_in, blk_in), (inf_o - wdel)[:lL] if L > 1 else Const(0, 1))[:8 * L])
-        ones = ((Const(1, C + 1) << inf_n) - 1)[:C]
-        wsl = wdel[:lC]
+        # delivery -> buffer
+        if L == 1:
+            rr = rsp_byte
+        else:
+            pat = Signal(64)                        # the immediate repeated over 8 bytes
+            with m.Switch(lsz):
+                for k in range(4):
+                    with m.Case(k):
+                        m.d.comb += pat.eq(pattern[:8 << k].replicate(8 >> k))
+            if L >= 8:                              # deliveries start at multiples of 8
+                imm_blk = pat.replicate(L // 8)
+            else:
+                imm_blk = _shr_bytes(Cat(pat, pat), (wdel[:3] & pmask))[:8 * L]
+            blk_in = self.rd.rsp.payload if L == R else self.rd.rsp.payload.word_select(rsp_off[lL:], 8 * L)
+            rr = Signal(8 * L)
+            m.d.comb += rr.eq(_shr_bytes(Cat(blk_in, blk_in), (rsp_off - wdel)[:lL])[:8 * L])
+            with m.If(imm):
+                m.d.comb += rr.eq(imm_blk)
+        ones = ~(Const((1 << C) - 1, C) << inf_n)[:C]         # inf_n ones
         bmask = Signal(C)
-        m.d.comb += bmask.eq((Cat(ones, ones) >> ((C - wsl)[:lC]))[:C])
+        m.d.comb += bmask.eq((Cat(ones, ones) >> ((C - wdel[:lC])[:lC]))[:C])
         with m.If(inf_v):
             m.d.sync += wdel.eq(wdel + inf_n)
             for i in range(C):
@@ -436,118 +596,110 @@ class DataMoveEngine(wiring.Component):
                     m.d.sync += buf[8 * i:8 * i + 8].eq(rr[8 * (i % L):8 * (i % L) + 8])
         m.d.sync += inf_v.eq(st_rd)
         with m.If(st_rd):
-            m.d.sync += [inf_o.eq(r_addr[:lR]), inf_n.eq(r_n), wres.eq(wres + r_n),
-                     r_pos.eq(r_p + (r_n << 1)), r_rem.eq(r_left - r_n)]
-            m.d.comb += sw.take.eq(~r_act)
+            m.d.sync += [rsp_off.eq(r_addr[:lR]), inf_n.eq(Mux(imm, L, r_n)), wres.eq(wres + Mux(imm, L, r_n))]
+            m.d.comb += r_take.eq(~imm)
 
-        # buffer -> write data: bytes rptr.. go to row offsets w_addr % R ..
-        gbase = (rptr - w_addr[:lL])[:lC] if L > 1 else rptr[:lC]
-        blk0 = buf.word_select(gbase[lL:], 8 * L)
-        blk1 = buf.word_select((gbase[lL:] + 1)[:2], 8 * L)
-        g = _shr_bytes(Cat(blk0, blk1), gbase[:lL] if L > 1 else Const(0, 1))[:8 * L]
-        g_row = Cat(*([g] * (R // L)))
-        pat = Signal(64)
-        with m.Switch(lsz):
-            for k in range(4):
-                with m.Case(k):
-                    m.d.comb += pat.eq(Cat(*([pattern[:8 << k]] * (8 >> k))))
-        pat_row = Cat(*([pat] * (R // 8)))
-        imm_row = _shr_bytes(Cat(pat_row, pat), ((ph - w_addr[:3]) & ((Const(1, 4) << lsz) - 1))[:3])[:8 * R]
-        be_st = (((Const(1, R + 1) << w_m) - 1) << w_addr[:lR])[:R]
+        # buffer -> write data: stream bytes rptr.. go to row offsets w_addr % R ..
+        wr_be = Signal(R)                           # w_m bytes from w_addr % R
+        m.d.comb += wr_be.eq((~(Const((1 << R) - 1, R) << w_m)[:R] << w_addr[:lR])[:R])
+        if L == 1:
+            st_byte = Mux(imm, pattern.word_select(ph & pmask, 8), buf.word_select(rptr[:lC], 8))
+            st_data = st_byte.replicate(R)
+            with m.If(st_wr):
+                m.d.sync += ph.eq(ph + 1)
+            with m.If(dw.start):
+                m.d.sync += ph.eq(0)
+        else:
+            gbase = (rptr - w_addr[:lL])[:lC]
+            blk0 = buf.word_select(gbase[lL:], 8 * L)
+            blk1 = buf.word_select((gbase[lL:] + 1)[:2], 8 * L)
+            g = _shr_bytes(Cat(blk0, blk1), gbase[:lL])[:8 * L]
+            # bytes outside the enables are zero, so that the request holds while it
+            # waits (buffer slots outside the chunk may fill meanwhile)
+            be_bits = Cat(*(be_b.replicate(8) for be_b in wr_be))
+            st_data = g.replicate(R // L) & be_bits
         with m.If(st_wr):
-            m.d.sync += [rptr.eq(rptr + w_m), ph.eq(ph + w_m), w_pos.eq(w_p + (w_m << 1)),
-                     w_rem.eq(w_left - w_m)]
-            m.d.comb += dw.take.eq(~w_act)
+            m.d.sync += rptr.eq(rptr + w_m)
+            m.d.comb += w_take.eq(1)
 
-        # --- nibble path (u4/s4) -----------------------------------------------------
+        # --- nibble path (u4/s4) ------------------------------------------------------------
         i_rd_v = Signal()
         i_rd_row = Signal(len(self.rd.req.payload))
         i_wr_v = Signal()
-        nib = Signal(4)
-        i_off = Signal(lR)
+        nibble = Signal(4)
         i_hi = Signal()
         merged = Signal(8)
-        rsp_byte = self.rd.rsp.payload.word_select(i_off, 8)
 
-        # --- port multiplexing ------------------------------------------------------------
+        # --- port multiplexing ----------------------------------------------------------------
+        wreq = self.wr.req.payload
+        m.d.comb += wreq.row.eq(w_addr[lR:])
         with m.If(st_on):
             m.d.comb += [self.rd.req.valid.eq(r_go), self.rd.req.payload.eq(r_addr[lR:]),
-                     self.wr.req.valid.eq(w_go), self.wr.req.payload.row.eq(w_addr[lR:]),
-                     self.wr.req.payload.be.eq(be_st),
-                     self.wr.req.payload.data.eq(Mux(imm, imm_row, g_row))]
+                         self.wr.req.valid.eq(w_go), wreq.be.eq(wr_be),
+                         wreq.data.eq(st_data)]
         with m.Else():
             m.d.comb += [self.rd.req.valid.eq(i_rd_v), self.rd.req.payload.eq(i_rd_row),
-                     self.wr.req.valid.eq(i_wr_v), self.wr.req.payload.row.eq(w_addr[lR:]),
-                     self.wr.req.payload.be.eq((Const(1, R) << i_off)[:R]),
-                     self.wr.req.payload.data.eq(merged.replicate(R))]
+                         self.wr.req.valid.eq(i_wr_v), wreq.be.eq((Const(1, R) << w_addr[:lR])[:R]),
+                         wreq.data.eq(merged.replicate(R))]
 
         # --- control ----------------------------------------------------------------------
         m.d.comb += self.done.payload.fault.eq(fault)
         with m.FSM(name="ctl"):
             with m.State("IDLE"):
-                m.d.comb += self.cmd.ready.eq(1)
+                m.d.sync += busy.eq(0)
+                m.d.sync += sd.eq(0)
                 with m.If(self.cmd.valid):
-                    m.d.sync += [table.eq(self.cmd.payload.table), as_code.eq(self.cmd.payload.as_code),
-                             busy.eq(0)]
-                    m.next = "UNIT"
+                    with m.If(unit > int(max(DataUnit))):
+                        m.d.sync += fault.eq(int(Fault.RESERVED_UNIT))
+                        m.next = "FINISH"
+                    with m.Else():
+                        m.next = "LINES"
 
-            with m.State("UNIT"):
-                with m.If(unit > int(max(DataUnit))):
-                    m.d.sync += fault.eq(int(Fault.RESERVED_UNIT))
-                    m.next = "DONE"
+            def after_side():
+                with m.If(~sd & ~imm):
+                    m.d.sync += sd.eq(1)
+                    m.next = "LINES"
+                with m.Elif(~sd | transpose):
+                    m.next = "CHECK"
+                with m.Elif(normal):
+                    m.next = "CNT_S"
+                with m.Elif(s.has & d.has):             # upsample
+                    m.next = "UP_H"
                 with m.Else():
-                    m.next = "D_LINES"
-
-            def after_dst():
-                m.next = "S_LINES"
-                with m.If(imm):
                     m.next = "CHECK"
 
-            def after_src():
-                m.next = "CHECK"
-                with m.If(normal):
-                    m.next = "CNT_S"
-                with m.If(upsample):
-                    m.next = "UP_H"
+            side_states(after_side)
 
-            lines_states(d, "D", after_dst)
-            lines_states(s, "S", after_src)
-
-            def got_cnt_s():
-                m.d.sync += cnt_s.eq(acc)
+            # normal: the element counts must agree (acc = n_s*trans_s - n_d*trans_d)
+            def cnt_d():
+                m.d.sync += sd.eq(0)
                 m.next = "CNT_D"
 
-            def got_cnt_d():
-                m.d.sync += cnt_eq.eq(acc == cnt_s)
-                m.next = "CHECK"
-
-            mul_state("CNT_S", s.n, s.trans, got_cnt_s)
-            mul_state("CNT_D", d.n, d.trans, got_cnt_d)
+            mac_state("CNT_S", x_n, x.trans, cnt_d, clear=True)
+            mac_state("CNT_D", x_n, x.trans, goto("CHECK"), sub=True)
 
             def got_kh():
-                m.d.sync += [kh.eq(ma), kh_ok.eq(acc == 0)]
+                m.d.sync += [kh.eq(ma), kh_ok.eq(acc_zero)]
                 m.next = "UP_V"
 
             def got_kv():
-                m.d.sync += [kv.eq(ma), kv_ok.eq(acc == 0)]
+                m.d.sync += [kv.eq(ma), kv_ok.eq(acc_zero)]
                 m.next = "CHECK"
 
             div_state("UP_H", d.width, s.width, got_kh)
             div_state("UP_V", d.lines, s.lines, got_kv)
 
             with m.State("CHECK"):
-                m.d.sync += [r_rem.eq(0), w_rem.eq(0), wres.eq(0), wdel.eq(0), rptr.eq(0), ph.eq(0)]
+                m.d.sync += [r_rem.eq(0), w_rem.eq(0), wres.eq(0), wdel.eq(0), rptr.eq(0), fault.eq(0)]
                 with m.If(illegal):
                     m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
-                    m.next = "DONE"
+                    m.next = "FINISH"
                 with m.Elif(out_of_range):
                     m.d.sync += fault.eq(int(Fault.ADDRESS_RANGE))
-                    m.next = "DONE"
+                    m.next = "FINISH"
                 with m.Elif(~d.has):
-                    m.d.sync += fault.eq(0)
-                    m.next = "DONE"
+                    m.next = "FINISH"
                 with m.Else():
-                    m.d.sync += fault.eq(0)
                     m.d.comb += [sw.start.eq(~imm), dw.start.eq(1)]
                     with m.If(is4):
                         m.next = "I_SRC"
@@ -557,43 +709,45 @@ class DataMoveEngine(wiring.Component):
             with m.State("STREAM"):
                 m.d.comb += st_on.eq(1)
                 with m.If(~w_have):
-                    m.next = "DONE"
+                    m.next = "FINISH"
 
-            # nibble path: one element at a time
+            # nibble path: one element at a time, read-modify-write of the destination byte
             with m.State("I_SRC"):
                 with m.If(~w_have):
-                    m.next = "DONE"
+                    m.next = "FINISH"
                 with m.Elif(imm):
-                    m.d.sync += nib.eq(pattern[:4])
+                    m.d.sync += nibble.eq(pattern[:4])
                     m.next = "I_DRD"
                 with m.Else():
                     m.d.comb += [i_rd_v.eq(1), i_rd_row.eq(r_addr[lR:])]
                     with m.If(self.rd.req.ready):
-                        m.d.sync += [i_off.eq(r_addr[:lR]), i_hi.eq(r_p[0]),
-                                 r_pos.eq(r_p + 1), r_rem.eq(r_left - 1)]
-                        m.d.comb += sw.take.eq(~r_act)
+                        m.d.sync += [rsp_off.eq(r_addr[:lR]), i_hi.eq(r_p[0])]
+                        m.d.comb += r_take.eq(1)
                         m.next = "I_SRSP"
 
             with m.State("I_SRSP"):
-                m.d.sync += nib.eq(Mux(i_hi, rsp_byte[4:], rsp_byte[:4]))
+                m.d.sync += nibble.eq(Mux(i_hi, rsp_byte[4:], rsp_byte[:4]))
                 m.next = "I_DRD"
 
             with m.State("I_DRD"):
                 m.d.comb += [i_rd_v.eq(1), i_rd_row.eq(w_addr[lR:])]
                 with m.If(self.rd.req.ready):
-                    m.d.sync += [i_off.eq(w_addr[:lR]), i_hi.eq(w_p[0])]
+                    m.d.sync += [rsp_off.eq(w_addr[:lR]), i_hi.eq(w_p[0])]
                     m.next = "I_DRSP"
 
             with m.State("I_DRSP"):
-                m.d.sync += merged.eq(Mux(i_hi, Cat(rsp_byte[:4], nib), Cat(nib, rsp_byte[4:])))
+                m.d.sync += merged.eq(Mux(i_hi, Cat(rsp_byte[:4], nibble), Cat(nibble, rsp_byte[4:])))
                 m.next = "I_WR"
 
             with m.State("I_WR"):
                 m.d.comb += i_wr_v.eq(1)
                 with m.If(self.wr.req.ready):
-                    m.d.sync += [w_pos.eq(w_p + 1), w_rem.eq(w_left - 1)]
-                    m.d.comb += dw.take.eq(~w_act)
+                    m.d.comb += w_take.eq(1)
                     m.next = "I_SRC"
+
+            with m.State("FINISH"):
+                m.d.comb += self.cmd.ready.eq(1)
+                m.next = "DONE"
 
             with m.State("DONE"):
                 m.d.comb += self.done.valid.eq(1)

@@ -17,12 +17,16 @@ __all__ = ["core_verilog", "lint", "LINT_WAIVERS"]
 # Warnings Verilator reports on Amaranth's generated Verilog that are not design
 # problems (each is explained in docs/verilog.md).
 LINT_WAIVERS = {
-    "UNUSEDSIGNAL": "Amaranth keeps the unused bits of packed structures and of wide operand "
-                    "tables (fields an engine does not use) as named wires",
-    "UNUSEDPARAM": "Yosys emits unused parameters for memories",
-    "DECLFILENAME": "one file holds every module of the design",
-    "WIDTHEXPAND": "Yosys zero-extends operands explicitly in its own way; widths are checked by Amaranth",
-    "WIDTHTRUNC": "as WIDTHEXPAND",
+    "DECLFILENAME": "the export writes every module of the design into one file",
+    "UNUSEDSIGNAL": "Amaranth keeps unused bits of packed structures and of operand tables "
+                    "(fields an engine does not read) as named wires",
+    "PROCASSINIT": "Yosys writes each combinational signal as a `reg` with an initial value that an "
+                   "`always @*` block then assigns; the initial value is the reset value, not a second driver",
+    "CASEINCOMPLETE": "Yosys writes `case` statements without `default` after an unconditional default "
+                      "assignment, so every case is covered",
+    "WIDTHEXPAND": "Yosys relies on Verilog's context-determined operand extension in comparisons and "
+                   "arithmetic; the widths were checked by Amaranth, which extends operands explicitly",
+    "WIDTHTRUNC": "as WIDTHEXPAND, for assignments Amaranth truncates explicitly",
 }
 
 

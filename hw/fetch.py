@@ -136,7 +136,7 @@ class Fetcher(wiring.Component):
         bad = Signal()                              # the start was misaligned / out of memory
         pc = Signal(64)                             # PC of the next instruction to emit
         slot = Signal(range(GROUP_SIZE))            # its slot in the group
-        sub = Signal(range(per))                    # its place in the head entry
+        sub = Signal(range(max(per, 2)))            # its place in the head entry (1 bit at least)
         req_row = Signal(ab + 1)                    # next row to request
         pending = Signal()                          # a response is due this cycle
         pos = Signal(range(group_rows))             # that response's row within its group

@@ -8,10 +8,9 @@ client port (`bus.ReadPort`, `bus.WritePort`, seen flipped here):
 * **Physical read ports.** ``read_clients`` is a list with one list of client
   names per physical read port of the SRAM. The clients of one physical port
   share it with fixed priority: the first name in the list whose ``req.valid``
-  is high is granted (its ``req.ready`` is high); the others wait. A client
-  holding its request is never starved by *itself*, but a higher-priority client
-  that requests every cycle does starve the lower ones; the core is sequenced so
-  that this does not happen.
+  is high is granted (its ``req.ready`` is high); the others wait, holding their
+  requests. A higher-priority client that requests every cycle starves the lower
+  ones; the core's sequencing keeps that from happening.
 * **One write port.** ``write_clients`` share the single physical write port
   with fixed priority in the same way. Writes have byte enables
   (``granularity=8``).
@@ -149,7 +148,7 @@ class MemorySystem(wiring.Component):
                 m.d.comb += [port.req.ready.eq(~any_higher), g.eq(port.req.valid & ~any_higher)]
                 any_higher = any_higher | port.req.valid
             addr = Signal(row_addr_bits(rows), name=f"rd{p}_addr")
-            for port, g in reversed(list(zip(ports, granted))):
+            for port, g in zip(ports, granted):         # the grants are one-hot
                 with m.If(g):
                     m.d.comb += addr.eq(port.req.payload)
             in_range = addr < rows

@@ -8,17 +8,12 @@ on the same instructions.
 
 from dataclasses import dataclass
 
-from xdsa.golden.machine import Machine, Capability
-from xdsa.hw.capabilities import rtl_opcode_keys
+from xdsa.golden.machine import Machine
+from xdsa.hw.capabilities import golden_capability
 
 from .trace import RunOutcome, from_golden, compare
 
-__all__ = ["golden_capability", "run_golden", "run_rtl", "cosim", "CosimReport"]
-
-
-def golden_capability(config) -> Capability:
-    keys = rtl_opcode_keys(config)
-    return Capability(executes=lambda op: op.key in keys)
+__all__ = ["run_golden", "run_rtl", "cosim", "CosimReport"]
 
 
 def _domain_sink(machine, pc, instruction):

@@ -61,13 +61,15 @@ def run_pysim(image, config, *, max_cycles=200_000, key_timeout=None, vcd=None, 
     out = {}
 
     async def bench(ctx):
+        for did in config.domains:                 # the domain ports accept at once
+            ctx.set(getattr(core, f"domain_{did:02x}").ready, 1)
         await load_keys_and_start(ctx, core.wb, image)
         trace, rows, cycles = [], [], 0
         while cycles < max_cycles:
             if ctx.get(core.trace_wr_valid):
                 rows.append((ctx.get(core.trace_wr_row), ctx.get(core.trace_wr_be)))
-            if ctx.get(core.retire.valid):
-                r = ctx.get(core.retire.payload)
+            if ctx.get(core.retire_valid):
+                r = ctx.get(core.retire)
                 trace.append(TraceEntry(
                     index=r.index, pc=r.pc, did=r.did if r.did_valid else None,
                     section=r.section if r.unity else None, op_code=r.op_code if r.unity else None,

@@ -42,20 +42,20 @@ static void tick() {
 }
 
 static uint32_t wb(uint32_t addr, bool we, uint32_t value, uint32_t sel) {
-    top->wb__cyc = 1;
-    top->wb__stb = 1;
-    top->wb__we = we;
-    top->wb__adr = addr >> 2;
-    top->wb__dat_w = value;
-    top->wb__sel = sel;
+    top->XDSA_WB(cyc) = 1;
+    top->XDSA_WB(stb) = 1;
+    top->XDSA_WB(we) = we;
+    top->XDSA_WB(adr) = addr >> 2;
+    top->XDSA_WB(dat_w) = value;
+    top->XDSA_WB(sel) = sel;
     for (int i = 0; i < 1000; i++) {
         top->eval();
         tick();
-        if (top->wb__ack) {
-            uint32_t data = top->wb__dat_r;
-            top->wb__cyc = 0;
-            top->wb__stb = 0;
-            top->wb__we = 0;
+        if (top->XDSA_WB(ack)) {
+            uint32_t data = top->XDSA_WB(dat_r);
+            top->XDSA_WB(cyc) = 0;
+            top->XDSA_WB(stb) = 0;
+            top->XDSA_WB(we) = 0;
             top->eval();
             return data;
         }
@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
             put(&row, 8);
             XDSA_PUT_BE(top);
         }
-        if (top->retire__valid) {
+        if (top->retire_valid) {
             put("R", 1);
             XDSA_PUT_RETIRE(top);
         }

@@ -277,6 +277,54 @@ def cmd_bench(args):
     return 0
 
 
+def cmd_synth(args):
+    """Synthesis, place and route of the core + UART bridge for an FPGA; a report.
+    Exits 2 when the design does not fit or misses the frequency."""
+    from xdsa.hw.synth import SynthFailure, format_summary, get_target, run_flow
+    config = _config(args.config)
+    try:
+        target = get_target(args.target)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if args.freq is not None and args.freq <= 0:
+        raise UserError(f"--freq must be positive, not {args.freq}")
+
+    def progress(msg):
+        print(msg, file=sys.stderr, flush=True)
+    try:
+        report = run_flow(config, target, freq_mhz=args.freq, out_dir=args.output, seed=args.seed,
+                          breakdown=args.breakdown, log=progress)
+    except SynthFailure as e:
+        print(format_summary(e.report))
+        print(f"xdsa synth: {e}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, RuntimeError, ValueError) as e:
+        raise UserError(str(e)) from None
+    print(format_summary(report))
+    return 0
+
+
+def cmd_board(args):
+    """Build a bitstream for a development board with the YoWASP tools."""
+    import os
+    from xdsa.hw.boards import PLLError, build_board, get_board
+    try:
+        board = get_board(args.board)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    config = _config(args.config or board.config)
+    out_dir = args.output or os.path.join("build", f"board-{board.name}")
+
+    def progress(msg):
+        print(msg, file=sys.stderr, flush=True)
+    try:
+        bitstream = build_board(board, config, out_dir, freq_mhz=args.freq, baud=args.baud, log=progress)
+    except (PLLError, ValueError, FileNotFoundError, RuntimeError) as e:
+        raise UserError(str(e)) from None
+    print(bitstream)
+    return 0
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="xdsa", description="xDSA NPU generator: assembler, golden model, "
                                 "RTL simulation, Verilog export, synthesis and benchmarks.")
@@ -329,6 +377,27 @@ def build_parser():
     b.add_argument("--config", default="base", help="tiny, base or large (default: base)")
     b.add_argument("--json", action="store_true", help="print the figures as a JSON object")
     b.set_defaults(func=cmd_bench)
+
+    y = sub.add_parser("synth", help="synthesise, place and route the core + UART bridge for an FPGA and report "
+                       "resources and Fmax")
+    y.add_argument("--config", default="tiny", help="tiny, base or large (default: tiny)")
+    y.add_argument("--target", default="ice40-up5k", help="ice40-up5k, ecp5-25k or ecp5-85k (default: ice40-up5k)")
+    y.add_argument("--freq", type=float, default=None, metavar="MHZ",
+                   help="requested clock (default: 12 for iCE40, 100 for ECP5); missing it fails")
+    y.add_argument("-o", "--output", help="output directory (default: build/CONFIG-TARGET)")
+    y.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default: 1)")
+    y.add_argument("--breakdown", action="store_true",
+                   help="add a per-module resource breakdown (always added when the design does not fit)")
+    y.set_defaults(func=cmd_synth)
+
+    o = sub.add_parser("board", help="build a bitstream for a board (ulx3s, icebreaker) with the YoWASP tools")
+    o.add_argument("board", help="ulx3s or icebreaker")
+    o.add_argument("--config", default=None, help="configuration (default: base on ulx3s, tiny on icebreaker)")
+    o.add_argument("-o", "--output", help="build directory (default: build/board-BOARD)")
+    o.add_argument("--freq", type=float, default=None, metavar="MHZ",
+                   help="core clock (default: 100 on ulx3s, 12 on icebreaker); a PLL makes it from the board clock")
+    o.add_argument("--baud", type=int, default=1_000_000, help="UART baud rate (default: 1000000)")
+    o.set_defaults(func=cmd_board)
 
     i = sub.add_parser("isa", help="print the ISA table")
     g = i.add_mutually_exclusive_group()

@@ -3,4 +3,4 @@
 Importing this package registers every handler in `xdsa.golden.dispatch.HANDLERS`.
 """
 
-from . import control, elementwise, reduction, datamove  # noqa: F401
+from . import control, elementwise, reduction, datamove, matrix  # noqa: F401

@@ -399,9 +399,9 @@ def test_key_overflow_after_a_wait_keeps_the_keys_consumed():
 # --- UNIMPLEMENTED -----------------------------------------------------------------------
 
 
-def test_unimplemented_conv2d():
-    assert by_mnemonic("conv2d").key not in HANDLERS, "conv2d now has semantics: pick another opcode here"
-    expect(source("conv2d.s8 fm=0x800, kernel=0x800, dst=0x980, fm_c=1, fm_h=1, fm_w=1, k_h=1, k_w=1, k_num=1",
+def test_unimplemented_dep_conv():
+    assert by_mnemonic("dep_conv").key not in HANDLERS, "dep_conv now has semantics: pick another opcode here"
+    expect(source("dep_conv.s8 fm=0x800, kernel=0x800, dst=0x980, fm_c=1, fm_h=1, fm_w=1, k_h=1, k_w=1, k_num=1",
                   data=DATA), Fault.UNIMPLEMENTED)
 
 
@@ -446,9 +446,9 @@ FULL_BAD = dict(as_code=3, rsvd=1, sync_rsvd=1, desc=(1 << 64) - 1)
     (unity("add", as_code=3, desc=0x400, wait=(0, 1)), Fault.RESERVED_AS, "", {}),
     (unity("add", as_code=3, desc=0x400, wait=(0, 1)), Fault.RESERVED_AS, ".keys 0:1, 1", {(0, 1): 1}),
     # semantics present before the key fetch: no timeout, no key consumed
-    ("conv2d.s8 wait=0:0", Fault.UNIMPLEMENTED, "", {}),
-    ("conv2d.s8 wait=0:0*2", Fault.UNIMPLEMENTED, ".keys 0:0, 2", {(0, 0): 2}),
-    (unity("conv2d", desc=(1 << 64) - 1), Fault.UNIMPLEMENTED, "", {}),
+    ("dep_conv.s8 wait=0:0", Fault.UNIMPLEMENTED, "", {}),
+    ("dep_conv.s8 wait=0:0*2", Fault.UNIMPLEMENTED, ".keys 0:0, 2", {(0, 0): 2}),
+    (unity("dep_conv", desc=(1 << 64) - 1), Fault.UNIMPLEMENTED, "", {}),
     # key fetch before the table and the operand checks
     (unity("add", desc=(1 << 64) - 1, wait=(1, 1)), Fault.KEY_TIMEOUT, "", {}),
     ("add src0=0x800, src1=0x800, dst=0x980, len=4, src0_unit=13, src1_unit=u8, dst_unit=u8, wait=1:1",
@@ -522,7 +522,7 @@ COVERAGE = {
     Fault.KEY_TIMEOUT: "test_key_timeout",
     Fault.KEY_OVERFLOW: "test_key_overflow_on_exit",
     Fault.DOMAIN_ABSENT: "test_domain_absent",
-    Fault.UNIMPLEMENTED: "test_unimplemented_conv2d",
+    Fault.UNIMPLEMENTED: "test_unimplemented_dep_conv",
 }
 
 

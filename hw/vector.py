@@ -1,0 +1,3 @@
+"""Vector ALU engine (being written)."""
+
+OPCODES = ()

@@ -1,0 +1,102 @@
+# amaranth: UnusedElaboratable=no
+"""The board tops (hw/boards.py): each elaborates for its amaranth-boards platform
+(``platform.build(top, do_build=False)``: no tools run) with the expected pins,
+clock constraints and PLL; the PLL parameters agree with YoWASP's ``ecppll`` and
+``icepll``. The bitstream build itself (`xdsa board`) is not run here.
+"""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from xdsa.hw.boards import BOARDS, BoardTop, PLLError, board_platform, ecp5_pll, get_board, ice40_pll
+from xdsa.hw.config import CoreConfig, get_config
+
+SMALL = CoreConfig("board_small", mem_bytes=2048, row_bytes=8, datamove_lanes=1)
+
+
+def plan_files(board, config, **kw):
+    b = get_board(board)
+    plan = board_platform(b).build(BoardTop(b, config, **kw), name="top", do_build=False)
+    return plan.files
+
+
+def rtlil(files):
+    return files["top.il"] if isinstance(files["top.il"], str) else files["top.il"].decode()
+
+
+def params(text, cell):
+    """{parameter: value} of the first `cell` in RTLIL text."""
+    m = re.search(rf"cell \\{cell} .*?\n(.*?)\n  end", text, re.S)
+    assert m, f"no {cell} in the design"
+    return dict(re.findall(r"parameter \\(\w+) (\S+)", m.group(1)))
+
+
+def test_ulx3s_top_elaborates():
+    """The ULX3S top with its default configuration (base) at 100 MHz from the 25 MHz
+    clock through an EHXPLLL, the UART on the FT231X pins, LEDs."""
+    board = BOARDS["ulx3s"]
+    assert board.config == "base" and board.freq_mhz >= 100
+    files = plan_files("ulx3s", get_config(board.config))
+    lpf = files["top.lpf"]
+    for pin in ("G2", "M1", "L4", "B2", "C2", "C1", "H3"):      # clk25, uart rx/tx, leds 0-2 and 7
+        assert f'SITE "{pin}"' in lpf
+    assert 'FREQUENCY NET "clk" 100000000.0 HZ' in lpf
+    p = params(rtlil(files), "EHXPLLL")
+    assert (p["CLKI_DIV"], p["CLKFB_DIV"], p["CLKOP_DIV"]) == ("1", "4", "6")   # 25 * 4 = 100, VCO 600
+    assert p["FEEDBK_PATH"] == '"CLKOP"'
+
+
+def test_icebreaker_top_elaborates():
+    """The iCEBreaker top with tiny at the 12 MHz board clock (no PLL), and with a PLL
+    (SB_PLL40_PAD on the clock pad) at 24 MHz."""
+    board = BOARDS["icebreaker"]
+    assert board.config == "tiny"
+    files = plan_files("icebreaker", get_config("tiny"))
+    pcf = files["top.pcf"]
+    for port, pin in (("clk12_0__io", 35), ("uart_0__rx__io", 6), ("uart_0__tx__io", 9),
+                      ("led_g_0__io", 37), ("led_r_0__io", 11)):
+        assert f"set_io {port} {pin}" in pcf
+    assert "SB_PLL40" not in rtlil(files)
+
+    files = plan_files("icebreaker", SMALL, freq_mhz=24)
+    p = params(rtlil(files), "SB_PLL40_PAD")
+    assert (p["DIVR"], p["DIVF"], p["DIVQ"]) == ("0", "63", "5")          # 12 * 64 / 32 = 24
+    assert "set_frequency clk 24.0" in files["top.pcf"]
+
+
+def test_board_parameter_errors():
+    with pytest.raises(ValueError, match="unknown board"):
+        get_board("de10")
+    with pytest.raises(PLLError, match="cannot make|but not"):
+        BoardTop("ulx3s", SMALL, freq_mhz=101.3)
+    with pytest.raises(ValueError, match="baud"):
+        BoardTop("icebreaker", SMALL, baud=6_000_000)            # 2 cycles per bit at 12 MHz
+
+
+def _tool(name):
+    if shutil.which(name) is None:
+        pytest.skip(f"{name} is not installed")
+    return name
+
+
+@pytest.mark.parametrize("fout", [100, 125, 48, 90])
+def test_ecp5_pll_matches_ecppll(fout, tmp_path):
+    out = subprocess.run([_tool("yowasp-ecppll"), "-i", "25", "-o", str(fout), "-f", str(tmp_path / "pll.v")],
+                         capture_output=True, text=True, check=True).stdout
+    ref = {k: int(v) for k, v in re.findall(r"(Refclk|Feedback|clkout0) divisor: (\d+)", out)}
+    p = ecp5_pll(25, fout)
+    assert (p["refclk_div"], p["feedback_div"], p["output_div"]) == (ref["Refclk"], ref["Feedback"], ref["clkout0"])
+    assert 400 <= p["fvco"] <= 800
+
+
+@pytest.mark.parametrize("fout", [24, 30, 48, 20.25])
+def test_ice40_pll_matches_icepll(fout, tmp_path):
+    out = subprocess.run([_tool("yowasp-icepll"), "-i", "12", "-o", str(fout)],
+                         capture_output=True, text=True, check=True).stdout
+    ref = {k: int(v) for k, v in re.findall(r"^(DIVR|DIVF|DIVQ|FILTER_RANGE):\s+(\d+)", out, re.M)}
+    p = ice40_pll(12, fout)
+    assert (p["divr"], p["divf"], p["divq"], p["filter_range"]) == (ref["DIVR"], ref["DIVF"], ref["DIVQ"],
+                                                                     ref["FILTER_RANGE"])

