@@ -28,11 +28,32 @@ from .config import CoreConfig
 from .uart import baud_divisor
 from .uart_bridge import DEFAULT_TIMEOUT_BITS, UARTBridge, check_bridge_params
 
-__all__ = ["BridgedCore", "BoardTop", "Board", "BOARDS", "get_board", "ecp5_pll", "ice40_pll",
-           "PLLError", "yowasp_env", "board_platform", "build_board", "DEFAULT_BAUD"]
+__all__ = ["BridgedCore", "make_core", "single_read_port_clients", "BoardTop", "Board", "BOARDS", "get_board", "ecp5_pll", "ice40_pll",
+           "PLLError", "yowasp_env", "board_platform", "build_board", "run_logged", "DEFAULT_BAUD"]
 
 DEFAULT_BAUD = 1_000_000
 POR_SECONDS = 20e-6          # reset held after the clock is stable (iCE40 BRAMs need > 3 us)
+
+
+def single_read_port_clients(config):
+    """The memory-port assignment of a core whose only engine is the data-move engine:
+    one physical read port shared by every reader, the engine first (it outranks the
+    fetcher as on two ports; the loader and the host port never read while it runs).
+    Two read ports would make yosys duplicate the whole data memory (16 more iCE40
+    block RAMs for `tiny`, which then does not fit the UP5K's 30)."""
+    return {"read_clients": [["dm", "loader", "fetch", "host"]], "write_clients": ["dm", "host"]}
+
+
+def make_core(config, **kw):
+    """`Core(config, **kw)`; with one physical read port when the data-move engine is
+    the only engine (`single_read_port_clients`). TODO(lead): this belongs in
+    `Core._memory_clients` (hw/core.py); once it is there this becomes `Core(...)`."""
+    from .core import Core
+    if config.vector_bytes or config.array_n:
+        return Core(config, **kw)
+    cls = type("Core", (Core,), {"_memory_clients": staticmethod(single_read_port_clients),
+                                 "__module__": Core.__module__})
+    return cls(config, **kw)
 
 
 class BridgedCore(wiring.Component):
@@ -59,9 +80,8 @@ class BridgedCore(wiring.Component):
         super().__init__()
 
     def elaborate(self, platform):
-        from .core import Core
         m = Module()
-        m.submodules.core = core = Core(self.config, mem_init=self._mem_init)
+        m.submodules.core = core = make_core(self.config, mem_init=self._mem_init)
         m.submodules.bridge = bridge = UARTBridge(self.divisor, timeout_bits=self.timeout_bits)
         wiring.connect(m, bridge.wb, core.wb)
         m.d.comb += [bridge.rx.eq(self.rx), self.tx.eq(bridge.tx),
@@ -228,19 +248,25 @@ class BoardTop(Elaboratable):
     board's), the UART at `baud`; see the module docstring."""
 
     def __init__(self, board, config, *, freq_mhz=None, baud=DEFAULT_BAUD, timeout_bits=DEFAULT_TIMEOUT_BITS):
+        self.board, self.freq_mhz, self.divisor, self.pll = self.clocking(board, freq_mhz, baud)
+        self.config = config
+        self.baud = baud
+        self.timeout_bits = timeout_bits
+
+    @staticmethod
+    def clocking(board, freq_mhz=None, baud=DEFAULT_BAUD):
+        """(board, frequency in MHz, UART divisor, PLL parameters or None) for a
+        `BoardTop`; raises `ValueError` (`PLLError`) for a frequency or baud rate
+        that cannot be made."""
         if isinstance(board, str):
             board = get_board(board)
-        self.board = board
-        self.config = config
-        self.freq_mhz = float(freq_mhz or board.freq_mhz)
-        self.baud = baud
-        self.divisor = baud_divisor(self.freq_mhz * 1e6, baud)
-        self.timeout_bits = timeout_bits
-        self.pll = None
-        if self.freq_mhz != board.clk_mhz:       # check now that a PLL can make the frequency
-            p = (ecp5_pll if board.family == "ecp5" else ice40_pll)(board.clk_mhz, self.freq_mhz)
-            _check_pll_error(p["fout"], self.freq_mhz, board.family.upper())
-            self.pll = p
+        freq_mhz = float(freq_mhz or board.freq_mhz)
+        divisor = baud_divisor(freq_mhz * 1e6, baud)
+        pll = None
+        if freq_mhz != board.clk_mhz:
+            pll = (ecp5_pll if board.family == "ecp5" else ice40_pll)(board.clk_mhz, freq_mhz)
+            _check_pll_error(pll["fout"], freq_mhz, board.family.upper())
+        return board, freq_mhz, divisor, pll
 
     def elaborate(self, platform):
         m = Module()
@@ -312,12 +338,38 @@ def board_platform(board):
     return board.platform_class()()
 
 
-def build_board(board, config, out_dir, *, freq_mhz=None, baud=DEFAULT_BAUD, log=print):
-    """Build the bitstream of `BoardTop(board, config)` into `out_dir` with the YoWASP
-    tools; returns the path of the bitstream (``top.bit`` / ``top.bin``)."""
+def run_logged(cmd, cwd, log_path, what, log=print, env=None, heartbeat=30.0):
+    """Run `cmd` in `cwd` with its output in `log_path`, printing progress through `log`
+    every `heartbeat` seconds; returns (exit status, seconds)."""
     import subprocess
     import time
+    t0 = time.monotonic()
+    log(f"[{what}] started")
+    with open(log_path, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env)
+        while True:
+            try:
+                rc = proc.wait(timeout=heartbeat)
+                break
+            except subprocess.TimeoutExpired:
+                log(f"[{what}] still running ({time.monotonic() - t0:.0f} s)")
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+    elapsed = time.monotonic() - t0
+    log(f"[{what}] done in {elapsed:.0f} s" + (f" (exit status {rc})" if rc else ""))
+    return rc, elapsed
+
+
+def build_board(board, config, out_dir, *, freq_mhz=None, baud=DEFAULT_BAUD, seed=None, log=print):
+    """Build the bitstream of `BoardTop(board, config)` into `out_dir` with the YoWASP
+    tools; returns the path of the bitstream (``top.bit`` / ``top.bin``). Raises
+    `RuntimeError` when a tool fails (nextpnr fails when the clock is not met).
+    `seed`: nextpnr's placement seed (default: nextpnr's)."""
+    import time
     board = get_board(board) if isinstance(board, str) else board
+    BoardTop.clocking(board, freq_mhz, baud)            # raise before building anything
     top = BoardTop(board, config, freq_mhz=freq_mhz, baud=baud)
     platform = board_platform(board)
     tools = (("YOSYS", "NEXTPNR_ECP5", "ECPPACK") if board.family == "ecp5"
@@ -326,15 +378,33 @@ def build_board(board, config, out_dir, *, freq_mhz=None, baud=DEFAULT_BAUD, log
     log(f"{board.name}: configuration {config.name} at {top.freq_mhz:g} MHz"
         f"{' (PLL from %g MHz)' % board.clk_mhz if top.pll else ''}, UART {baud} baud (divisor {top.divisor})")
     t0 = time.monotonic()
-    plan = platform.build(top, name="top", do_build=False)
-    log(f"elaborated in {time.monotonic() - t0:.0f} s; running yosys, nextpnr and the packer in {out_dir} "
-        f"(this takes minutes; logs: top.rpt, top.tim)")
-    t0 = time.monotonic()
-    try:
-        plan.execute_local(out_dir, env=env)
-    except subprocess.CalledProcessError:
-        raise RuntimeError(f"the {board.name} build failed; see {out_dir}/top.rpt (yosys) and "
-                           f"{out_dir}/top.tim (nextpnr)") from None
+    overrides = {"nextpnr_opts": f"--seed {seed}"} if seed is not None else {}
+    plan = platform.build(top, name="top", do_build=False, **overrides)
+    out_dir = str(plan.extract(out_dir))
+    log(f"elaborated in {time.monotonic() - t0:.0f} s; yosys, nextpnr and the packer run in {out_dir} "
+        f"(minutes; output in build.log, logs top.rpt and top.tim)")
+    rc, elapsed = run_logged(["sh", "build_top.sh"], out_dir, os.path.join(out_dir, "build.log"),
+                             f"{board.name} build", log, env)
+    if rc:
+        raise RuntimeError(f"the {board.name} build failed{_nextpnr_verdict(out_dir)}; see {out_dir}/build.log, "
+                           f"top.rpt (yosys) and top.tim (nextpnr)")
     bitstream = os.path.join(out_dir, "top.bit" if board.family == "ecp5" else "top.bin")
-    log(f"built {bitstream} in {time.monotonic() - t0:.0f} s")
+    log(f"built {bitstream} in {elapsed:.0f} s{_nextpnr_verdict(out_dir)}")
     return bitstream
+
+
+def _nextpnr_verdict(out_dir):
+    """", nextpnr: <the last Max frequency line, or the last error>" from top.tim."""
+    import re
+    try:
+        with open(os.path.join(out_dir, "top.tim"), errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return ""
+    fmax = re.findall(r"Max frequency for clock\s+'([^']+)':\s+([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)", text)
+    if fmax:
+        clk, got, verdict, want = fmax[-1]
+        when = "" if "Routing complete" in text else " before routing"
+        return f" (nextpnr{when}: clock {clk} reaches {got} MHz, {verdict} at {want} MHz)"
+    err = re.findall(r"^ERROR: (.*)$", text, re.M)
+    return f" (nextpnr: {err[-1]})" if err else ""

@@ -15,11 +15,12 @@ __all__ = ["engine_modules", "engine_opcodes", "rtl_opcode_keys", "golden_capabi
 
 def engine_modules(config=None):
     """[(engine name, module)] for the engines in `config` (every engine if None)."""
-    from . import control, datamove, vector
+    from . import control, datamove, matrix, vector
     engines = [
         ("control", control, True),
         ("datamove", datamove, True),
         ("vector", vector, config is None or config.vector_bytes > 0),
+        ("matrix", matrix, config is None or config.array_n > 0),
     ]
     return [(name, mod) for name, mod, present in engines if present]
 

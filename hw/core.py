@@ -25,10 +25,12 @@ from .datamove import DataMoveEngine
 from .decode import Decoder
 from .fetch import Fetcher
 from .fields import reserved_unit
+from .matrix import MatrixEngine
 from .hostport import HostPort, WishboneSignature
 from .memory import MemorySystem
 from .oploader import OperandLoader
 from .sync import SyncUnit
+from .vector import VectorEngine
 
 __all__ = ["Core", "StopReason"]
 
@@ -65,10 +67,23 @@ class Core(wiring.Component):
             members[f"domain_{did:02x}"] = Out(stream.Signature(DomainItem()))
         super().__init__(members)
         # Built here so that harnesses can read and preload the data memory (`memory_data`).
-        self._memsys = MemorySystem(
-            config, read_clients=[["loader", "fetch", "host"], ["dm"]], write_clients=["dm", "host"],
-            init=self._mem_init)
+        self._memsys = MemorySystem(config, init=self._mem_init, **self._memory_clients(config))
         self.memory_data = self._memsys.data
+
+    @staticmethod
+    def _memory_clients(config):
+        """Port assignment. One engine runs at a time, so the engines share ports freely;
+        an engine's two readers sit on different physical ports (one row each per
+        cycle), and an engine outranks the fetcher, which prefetches only while the
+        core waits for that engine anyway. The host port is used while the core is
+        stopped."""
+        port0, port1, writes = [], ["dm"], ["dm"]
+        if config.vector_bytes:
+            port0.append("vec_a"), port1.append("vec_b"), writes.append("vec")
+        if config.array_n:
+            port0.append("mm_a"), port1.append("mm_b"), writes.append("mm")
+        return {"read_clients": [port0 + ["loader", "fetch", "host"], port1],
+                "write_clients": writes + ["host"]}
 
     def elaborate(self, platform):
         m = Module()
@@ -88,12 +103,25 @@ class Core(wiring.Component):
         wiring.connect(m, host.mem_w, mem.w_host)
         wiring.connect(m, dm.rd, mem.r_dm)
         wiring.connect(m, dm.wr, mem.w_dm)
+        engines = {"datamove": dm}
+        if cfg.vector_bytes:
+            m.submodules.vec = vec = VectorEngine(cfg)
+            wiring.connect(m, vec.rd_a, mem.r_vec_a)
+            wiring.connect(m, vec.rd_b, mem.r_vec_b)
+            wiring.connect(m, vec.wr, mem.w_vec)
+            engines["vector"] = vec
+        if cfg.array_n:
+            m.submodules.mm = mm = MatrixEngine(cfg)
+            wiring.connect(m, mm.rd_a, mem.r_mm_a)
+            wiring.connect(m, mm.rd_b, mem.r_mm_b)
+            wiring.connect(m, mm.wr, mem.w_mm)
+            engines["matrix"] = mm
         wiring.connect(m, wiring.flipped(self.wb), host.wb)
         wiring.connect(m, host.keys_req, sync.host)
         wiring.connect(m, sync.host_rsp, host.keys_rsp)
 
         # write monitor: the write clients never transfer in the same cycle
-        for port in (mem.w_dm, mem.w_host):
+        for port in [getattr(mem, f"w_{name}") for name in mem.write_clients]:
             with m.If(port.req.valid & port.req.ready):
                 m.d.comb += [self.trace_wr_valid.eq(1), self.trace_wr_row.eq(port.req.payload.row),
                              self.trace_wr_be.eq(port.req.payload.be)]
@@ -123,7 +151,6 @@ class Core(wiring.Component):
         deposit_en = sync_ctrl[_SYNC["sync_en"].lo + 1]
 
         # engines by decode id
-        engines = {"datamove": dm}
         engine_is = {name: dec.engine_is(name) for name in engines}
         executed = [op for ops in engine_opcodes(cfg).values() for op in ops if op.table is not None]
         op_key = Cat(dec.op_code, dec.section == Section.AI)

@@ -39,11 +39,11 @@ Microarchitecture (mirrored register for register by the cycle model
   (``count + pending < depth``). Rows after the program's END may be read
   (at most ``depth`` of them).
 * response side: ``pending`` marks the response due this cycle. The first ``32 //
-  row_bytes`` rows of each group are shifted into the 256-bit DID-pack register;
-  each payload row (row_bytes 16 or 32; with 8-byte rows, each pair of rows, the
-  first one kept in ``stage``) becomes one buffer entry of ``max(1, row_bytes //
-  16)`` instructions with their DIDs, which are then shifted out of the DID-pack
-  register. Responses arrive in order, so the next group's DID pack only replaces
+  row_bytes`` rows of each group are written in place into the 256-bit DID-pack
+  register; each payload row (row_bytes 16 or 32; with 8-byte rows, each pair of
+  rows, the first one kept in ``stage``) becomes one buffer entry of ``max(1,
+  row_bytes // 16)`` instructions with their DIDs, selected from the DID-pack
+  register by the entry's index in the group. Responses arrive in order, so the next group's DID pack only replaces
   the register once every payload row of the current group has been parsed: the
   DID-pack read is hidden.
 * buffer: ``depth`` entries (default 4 with 32-byte rows, else 3).
@@ -186,10 +186,16 @@ class Fetcher(wiring.Component):
 
         # --- response parser --------------------------------------------------------
         rsp = self.mem.rsp.payload
+        # the DID pack's rows are written in place (no shifter): payload entry e of the
+        # group takes DIDs [per * e, per * e + per) by index
+        entry = Signal(range(GROUP_SIZE // per))   # payload entry of the group of `pos`
+        m.d.comb += entry.eq((pos - did_rows) >> (1 if stage is not None else 0))
         with m.If(pending & self.mem.rsp.valid):
             m.d.sync += pos.eq(Mux(pos == group_rows - 1, 0, pos + 1))
             with m.If(pos < did_rows):
-                m.d.sync += dids.eq(Cat(dids[8 * rb:], rsp))
+                for k in range(did_rows):
+                    with m.If(pos == k):
+                        m.d.sync += dids.word_select(k, 8 * rb).eq(rsp)
             if stage is not None:
                 with m.Elif(~pos[0]):               # first half of a payload (did_rows is even)
                     m.d.sync += stage.eq(rsp)
@@ -198,9 +204,9 @@ class Fetcher(wiring.Component):
                 payload = Cat(stage, rsp) if stage is not None else rsp
                 for i in range(depth):
                     with m.If(wp == i):
-                        m.d.sync += [buf_payload[i].eq(payload), buf_did[i].eq(dids[:8 * per])]
-                m.d.sync += [dids.eq(dids >> (8 * per)),
-                             wp.eq(Mux(wp == depth - 1, 0, wp + 1))]
+                        m.d.sync += [buf_payload[i].eq(payload),
+                                     buf_did[i].eq(dids.word_select(entry, 8 * per))]
+                m.d.sync += wp.eq(Mux(wp == depth - 1, 0, wp + 1))
 
         # --- requests, output advance -------------------------------------------------
         with m.If(req_fire):

@@ -152,18 +152,25 @@ class OperandLoader(wiring.Component):
         m.d.comb += rot.eq((Cat(row, row) >> Cat(Const(0, 3), offset))[:len(row)])
         hit = [Signal(name=f"slot_{j}_hit") for j in range(slots + 1)]
         m.d.comb += [h.eq(self.mem.rsp.valid & (rsp_k == j)) for j, h in enumerate(hit)]
+        # Table bytes at or beyond nbytes are never written, and the whole register is
+        # cleared when a command is taken, so the response needs no output mask (each
+        # flip-flop takes the rotated row directly, with an enable and a synchronous reset).
         for j in range(slots):
             for b in range(rb):
-                with m.If(Mux(low[b], hit[j], hit[j + 1])):
-                    m.d.sync += buf.word_select(j * rb + b, 8).eq(rot.word_select(b, 8))
+                t = j * rb + b
+                if t >= tbytes:
+                    continue
+                with m.If(accept):
+                    m.d.sync += buf.word_select(t, 8).eq(0)
+                with m.Elif(Mux(low[b], hit[j], hit[j + 1]) & (nbytes > t)):
+                    m.d.sync += buf.word_select(t, 8).eq(rot.word_select(b, 8))
         with m.If(self.mem.rsp.valid):
             m.d.sync += [rsp_k.eq(rsp_k + 1), rsp_left.eq(rsp_left - 1)]
             with m.If(rsp_left == 1):
                 m.d.sync += state.eq(_State.DONE)
 
         # --- response ----------------------------------------------------------------------
-        keep = Cat((nbytes > j).replicate(8) for j in range(tbytes))
         m.d.comb += [self.rsp.valid.eq(state == _State.DONE),
                      self.rsp.payload.fault.eq(fault),
-                     self.rsp.payload.table.eq((buf[:self.max_table_bits] & keep[:self.max_table_bits]))]
+                     self.rsp.payload.table.eq(buf[:self.max_table_bits])]
         return m

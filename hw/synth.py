@@ -24,7 +24,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 
@@ -32,7 +31,7 @@ from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .boards import BridgedCore, DEFAULT_BAUD, yowasp_env
+from .boards import BridgedCore, DEFAULT_BAUD, run_logged, yowasp_env
 from .config import CoreConfig
 from .uart import baud_divisor
 
@@ -126,26 +125,8 @@ class SynthTop(wiring.Component):
 
 # --- running the tools ----------------------------------------------------------------------
 
-def _run(cmd, log_path, what, log, env, heartbeat=30.0):
-    """Run `cmd` with its output in `log_path`, printing progress every `heartbeat` s."""
-    t0 = time.monotonic()
-    log(f"[synth] {what} ...")
-    with open(log_path + ".out", "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=os.path.dirname(log_path),
-                                env=env)
-        while True:
-            try:
-                rc = proc.wait(timeout=heartbeat)
-                break
-            except subprocess.TimeoutExpired:
-                log(f"[synth]   {what}: still running ({time.monotonic() - t0:.0f} s)")
-            except BaseException:
-                proc.kill()
-                proc.wait()
-                raise
-    elapsed = time.monotonic() - t0
-    log(f"[synth]   {what}: done in {elapsed:.0f} s" + (f" (exit status {rc})" if rc else ""))
-    return rc, elapsed
+def _run(cmd, log_path, what, log, env):
+    return run_logged(cmd, os.path.dirname(log_path), log_path + ".out", f"synth: {what}", log, env)
 
 
 def _yosys_script(target, top_il, json_out, stat_out, *, noflatten=False):
@@ -516,6 +497,11 @@ def format_summary(report):
         lines.append(f"  Fmax {clk}: {v['achieved_mhz']:.2f} MHz")
     for p in report.get("critical_paths", []):
         lines.append(f"  critical path ({p['clock']}): {p['delay_ns']} ns from {p['from']} to {p['to']}")
+    bd = report.get("breakdown")
+    if bd and "error" not in bd:
+        lines.append("  per module (hierarchical yosys run): LUT4s, flip-flops, block RAMs")
+        for path, v in bd.items():
+            lines.append(f"    {path:40s} {v.get('luts', 0):6d} {v.get('ffs', 0):6d} {v.get('brams', 0):4d}")
     lines.append(f"  result: {'PASS' if report['pass'] else 'FAIL: ' + report.get('failure', '')}")
     lines.append(f"  reports: {report['out_dir']}/report.md, report.json")
     return "\n".join(lines)

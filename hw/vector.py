@@ -1,3 +1,535 @@
-"""Vector ALU engine (being written)."""
+"""The vector engine: the integer elementwise and reduction instructions of the BASE
+section (docs/isa-decisions.md D-ARITH .. D-REDUCE; golden/semantics/elementwise.py
+and reduction.py are the definition it matches bit for bit).
 
-OPCODES = ()
+`VectorEngine(config)` takes one command at a time on ``cmd`` (opcode, AS and the
+raw operand table), checks the operands exactly as the golden model does and in
+its order, streams the operands through its memory ports and answers on ``done``
+with the fault code (0: completed). A faulting command writes nothing: every
+check is made before the first write.
+
+Checks (D-PRECEDENCE), one per cycle:
+
+1. a floating-point unit (f16/f32/f64) in any unit field -> UNSUPPORTED_UNIT
+   (`refuses`; the core has already faulted reserved codes 13..15);
+2. the golden model's unit rules (ABS of an unsigned unit, ASR beyond 32 bits,
+   NSR not halving, SXT/UXT widths) -> UNSUPPORTED_UNIT;
+3. ASUM of length 0 completes at once; a reduction axis mask of 0 -> ILLEGAL_OPERAND;
+4. D-OVERLAP, one source per cycle -> ILLEGAL_OPERAND;
+5. the byte range of every operand within ``mem_bytes`` (addresses up to 64 bits,
+   lengths up to 64 bits, exact arithmetic), one operand per cycle -> ADDRESS_RANGE.
+
+Microarchitecture
+-----------------
+
+* **Readers** (`hw.vector_stream.StreamReader`): source 0 on ``rd_a``, source 1
+  on ``rd_b``; MEDIAN's source 2 shares ``rd_b`` with source 1 (round-robin, a
+  request holds its port until it transfers), so MEDIAN runs at half rate.
+* **Beat pipeline** (`hw.vector_pipe.BeatPipe`): a beat is N / L elements, L the
+  widest unit of the instruction (N = 8 W): unpack (S0), ALU (S1, `hw.vector_alu`,
+  with the multiplier array `hw.vector_mul`), convert/pack (S2,
+  `hw.vector_convert`).
+* **Writer** (`hw.vector_stream.StreamWriter`) on ``wr``: row writes with byte
+  enables at any destination alignment; an odd int4 destination keeps its last
+  byte's high nibble (read once, before the stream starts, on ``rd_b``).
+* **Reductions** (ASUM, REDUCE_*): `hw.vector_reduce.Reducer`, fed element by
+  element by reader 0, writes through the same writer.
+
+W = ``config.vector_bytes`` must equal ``config.row_bytes`` (one memory row per
+port per cycle is one full beat; narrower or wider datapaths are refused in
+``__init__``).
+
+Latency and throughput (no memory stalls): setup takes 2 cycles plus one per
+overlap check and one per range check; the first read is issued in the cycle
+after setup and the pipeline adds 6 cycles (request, response, S0, S1, S2, writer)
+plus one to the last write. Steady state: one beat per ``occ`` cycles (see
+`hw.vector_alu`), e.g. W bytes of int8 ADD results per cycle at any alignment.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from xdsa.golden.isa import DataUnit, Fault, Section
+
+from . import fields as F
+from .bus import EngineCmd, EngineDone, ReadPort, WritePort, row_addr_bits
+from .vector_alu import beat_config_layout
+from .vector_ops import OP_LIST, OPS, ROLE_FIELDS, Kind
+from .vector_pipe import BeatPipe
+from .vector_reduce import Reducer
+from .vector_stream import StreamReader, StreamWriter
+
+__all__ = ["OPCODES", "VectorEngine", "refuses"]
+
+OPCODES = tuple(OPS)
+
+_FLOAT_CODES = (int(DataUnit.FP16), int(DataUnit.FP32), int(DataUnit.FP64))
+
+
+def refuses(config, op, fields):
+    """The units this engine does not execute: any floating-point unit field."""
+    info = OPS.get(op.mnemonic)
+    if info is None:
+        return None
+    for name, value in fields.items():
+        if name.endswith("_unit") and value in _FLOAT_CODES:
+            return f"{name} = {DataUnit(value).mnemonic}: the vector engine executes integer units only"
+    return None
+
+
+# operand slots: sources 0..2, destination
+S0, S1, S2, D = range(4)
+SLOT_ROLE = ("s0", "s1", "s2", "d")
+RULES = {"": 0, "abs": 1, "asr": 2, "nsr": 3, "extend": 4}
+
+
+def _props_layout():
+    return data.StructLayout({
+        "kind": 5, "variant": 3,
+        "src_mask": 3,           # sources read
+        "unit_mask": 4,          # slots whose unit field the instruction has
+        "rule": 3,
+        "reduction": 1, "no_sat": 1, "shift_amount": 1, "pattern": 1, "bytes_only": 1,
+        "sxt": 1, "uxt": 1, "asum": 1,
+    })
+
+
+def _props_value(info):
+    return {
+        "kind": info.kind, "variant": info.variant if info.kind != Kind.IDENT else 0,
+        "src_mask": sum(1 << SLOT_ROLE.index(r) for r in info.sources),
+        "unit_mask": sum(1 << SLOT_ROLE.index(r) for r in info.units) | (1 << D if info.units else 0),
+        "rule": RULES[info.rule], "reduction": int(info.reduction), "no_sat": int(info.no_sat),
+        "shift_amount": int(info.shift_amount), "pattern": int(info.pattern),
+        "bytes_only": int(info.bytes_only),
+        "sxt": int(info.mnemonic == "sxt"), "uxt": int(info.mnemonic == "uxt"),
+        "asum": int(info.mnemonic == "asum"),
+    }
+
+
+def _field_name(op, candidates):
+    names = {f.name for f in op.table.resolve(32).fields}
+    for c in candidates:
+        if c in names:
+            return c
+    return None
+
+
+class VectorEngine(wiring.Component):
+    """The vector engine for one `CoreConfig` (see the module docstring)."""
+
+    def __init__(self, config):
+        W = config.vector_bytes
+        if W != config.row_bytes:
+            raise ValueError(f"the vector engine needs vector_bytes equal to row_bytes ({config.row_bytes}), "
+                             f"not {W!r}")
+        self.config = config
+        self.W = W
+        self.n = 8 * W
+        self._ops = [info.opcode for info in OP_LIST]
+        self.table_bits = F.table_bits(self._ops)
+        abits = row_addr_bits(config.rows)
+        super().__init__({
+            "cmd": In(stream.Signature(EngineCmd(self.table_bits))),
+            "done": Out(stream.Signature(EngineDone)),
+            "rd_a": Out(ReadPort(addr_bits=abits, row_bits=config.row_bits)),
+            "rd_b": Out(ReadPort(addr_bits=abits, row_bits=config.row_bits)),
+            "wr": Out(WritePort(addr_bits=abits, row_bits=config.row_bits)),
+            # state for the cycle model and tests
+            "dbg_state": Out(4),
+            "dbg_v0": Out(1), "dbg_v1": Out(1), "dbg_v2": Out(1), "dbg_it": Out(9),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self.config
+        W, n = self.W, self.n
+        R = cfg.row_bytes
+        lr = exact_log2(R)
+        AW = max(ceil_log2(cfg.mem_bytes), lr + 1)     # byte addresses inside memory
+        NB = AW + 2                                     # nibble addresses and counts
+        abits = row_addr_bits(cfg.rows)
+
+        # --- command decode and field latch ------------------------------------------------------------
+        opi = Signal(range(len(OP_LIST)))
+        props = Signal(_props_layout())
+        addr = [Signal(64, name=f"addr_{r}") for r in SLOT_ROLE]
+        unit = [Signal(4, name=f"unit_{r}") for r in SLOT_ROLE]
+        length = Signal(64)
+        sat, rnd, lt = Signal(), Signal(), Signal()
+        imm0, imm1 = Signal(16), Signal(16)
+        dims = [Signal(12, name=f"dim_{d}") for d in ("fw", "fh", "fc")]
+        axis = Signal(3)
+
+        tb, asc = self.cmd.payload.table, self.cmd.payload.as_code
+        key = Cat(self.cmd.payload.op_code, self.cmd.payload.section_ai)
+        with m.If(self.cmd.valid & self.cmd.ready):
+            with m.Switch(key):
+                for i, info in enumerate(OP_LIST):
+                    op = info.opcode
+                    with m.Case(op.op_code | (int(op.section == Section.AI) << 14)):
+                        def get(name, op=op):
+                            return F.field(tb, asc, op, name)
+                        m.d.sync += [opi.eq(i), length.eq(get("len") if _field_name(op, ("len",)) else 0)]
+                        for s, role in enumerate(SLOT_ROLE):
+                            af = _field_name(op, ROLE_FIELDS[role][0])
+                            uf = _field_name(op, ROLE_FIELDS[role][1])
+                            m.d.sync += addr[s].eq(get(af) if af else 0)
+                            if info.bytes_only:
+                                m.d.sync += unit[s].eq(int(DataUnit.U8))
+                            elif role == "d" and info.reduction and uf is None:
+                                m.d.sync += unit[s].eq(get("src_unit"))
+                            else:
+                                m.d.sync += unit[s].eq(get(uf) if uf else int(DataUnit.U8))
+                        for sig, name in ((sat, "sat"), (rnd, "rnd"), (lt, "lt")):
+                            m.d.sync += sig.eq(get(name) if _field_name(op, (name,)) else 0)
+                        imm_a = _field_name(op, ("thres", "clip_min"))
+                        m.d.sync += [imm0.eq(get(imm_a) if imm_a else 0),
+                                     imm1.eq(get("clip_max") if _field_name(op, ("clip_max",)) else 0)]
+                        if info.kind == Kind.REDUCE and info.mnemonic != "asum":
+                            m.d.sync += [dims[0].eq(get("fw")), dims[1].eq(get("fh")),
+                                         dims[2].eq(get("fc")), axis.eq(get("axis"))]
+        with m.Switch(opi):
+            for i, info in enumerate(OP_LIST):
+                with m.Case(i):
+                    m.d.comb += props.eq(_props_layout().const(_props_value(info)))
+
+        # --- unit facts -----------------------------------------------------------------------------------
+        bsel = [Signal(3, name=f"bsel_{r}") for r in SLOT_ROLE]       # width 4 << bsel
+        signed = [Signal(name=f"signed_{r}") for r in SLOT_ROLE]
+        is_float = [Signal(name=f"float_{r}") for r in SLOT_ROLE]
+        for s in range(4):
+            with m.Switch(unit[s]):
+                for u in DataUnit:
+                    with m.Case(int(u)):
+                        m.d.comb += [bsel[s].eq(exact_log2(u.bits) - 2), signed[s].eq(u.signed),
+                                     is_float[s].eq(u.is_float)]
+                with m.Default():
+                    m.d.comb += is_float[s].eq(1)
+        used_unit = props.unit_mask
+        kind = props.kind
+        lsel = Signal(3)
+        lmax = Const(0, 3)
+        for s in range(4):
+            lmax = Mux(used_unit[s] & (bsel[s] > lmax), bsel[s], lmax)
+        m.d.comb += lsel.eq(Mux(props.bytes_only, 1, lmax))
+
+        float_bad = Signal()
+        m.d.comb += float_bad.eq(Cat(*(used_unit[s] & is_float[s] for s in range(4))).any())
+        b0, bd = bsel[S0], bsel[D]
+        rule_bad = Signal()
+        with m.Switch(props.rule):
+            with m.Case(RULES["abs"]):
+                m.d.comb += rule_bad.eq(~signed[S0])
+            with m.Case(RULES["asr"]):
+                m.d.comb += rule_bad.eq(b0 > 3)
+            with m.Case(RULES["nsr"]):
+                m.d.comb += rule_bad.eq((b0 == 0) | (bd + 1 != b0))
+            with m.Case(RULES["extend"]):
+                m.d.comb += rule_bad.eq((b0 > 3) | (bd == 0) | (bd <= b0))
+
+        # --- operand byte counts and checks (exact, 72-bit) ------------------------------------------------
+        def nbytes(count, bs):
+            """Bytes spanned by `count` elements of width 4 << bs (nibbles rounded up)."""
+            return ((count << bs) + 1) >> 1
+
+        ck = Signal(2)                              # the slot being checked
+        slot_addr = Signal(64)
+        slot_b = Signal(3)
+        m.d.comb += [slot_addr.eq(Cat(*addr).word_select(ck, 64)), slot_b.eq(Cat(*bsel).word_select(ck, 3))]
+        red_n = Signal(36)                          # reductions: source elements
+        red_m = Signal(36)                          # reductions: results
+        slot_count = Signal(64)
+        tensor = Signal()                          # REDUCE_* (not ASUM)
+        m.d.comb += tensor.eq(props.reduction & ~props.asum)
+        with m.If(props.reduction):
+            with m.If(tensor):
+                m.d.comb += slot_count.eq(Mux(ck == D, red_m, red_n))
+            with m.Else():                          # ASUM: one destination element
+                m.d.comb += slot_count.eq(Mux(ck == D, 1, length))
+        with m.Else():
+            m.d.comb += slot_count.eq(length)
+        slot_bytes = Signal(72)
+        m.d.comb += slot_bytes.eq(nbytes(slot_count, slot_b))
+        range_bad = Signal()
+        m.d.comb += range_bad.eq((slot_bytes != 0) & (slot_addr + slot_bytes > cfg.mem_bytes))
+
+        d_end = Signal(72)
+        s_end = Signal(72)
+        m.d.comb += [d_end.eq(addr[D] + nbytes(length, bd)), s_end.eq(slot_addr + nbytes(length, slot_b))]
+        dbit, sbit = addr[D] << 3, slot_addr << 3
+        bw_d, bw_s = Const(4, 8) << bd, Const(4, 8) << slot_b
+        nm1 = length - 1
+        legal = (dbit + bw_d <= sbit + bw_s) & (dbit + (nm1 << (bd + 2)) <= sbit + (nm1 << (slot_b + 2)))
+        inter = ~((slot_addr >= d_end) | (addr[D] >= s_end))
+        ov_bad = Signal()
+        m.d.comb += ov_bad.eq((length > 1) & inter & ~legal)
+
+        def first_from(mask, start):
+            """(found, index) of the first set bit of `mask` at `start` or above."""
+            found, idx = Const(0, 1), Const(0, 2)
+            for i in reversed(range(4)):
+                hit = mask[i] & (i >= start) if not isinstance(start, int) else Const(int(i >= start), 1) & mask[i]
+                found = Mux(hit, 1, found)
+                idx = Mux(hit, i, idx)
+            return found, idx
+
+        rg_mask = Signal(4)
+        m.d.comb += rg_mask.eq(Cat(props.src_mask, Const(1, 1)))
+        ov_mask = Signal(4)
+        m.d.comb += ov_mask.eq(Mux(props.reduction, 0, props.src_mask))
+        src4 = Signal(4)
+        m.d.comb += src4.eq(props.src_mask)
+
+        # --- datapath units -----------------------------------------------------------------------------------
+        readers = [StreamReader(R, NB, abits) for _ in range(3)]
+        for i, r in enumerate(readers):
+            m.submodules[f"rd{i}"] = r
+        m.submodules.wrt = wrt = StreamWriter(R, NB, abits)
+        m.submodules.pipe = pipe = BeatPipe(n)
+        m.submodules.red = red = Reducer(cfg, NB)
+
+        bcfg = Signal(beat_config_layout())
+        m.d.comb += pipe.cfg.eq(bcfg)
+
+        # --- setup computations for the run ------------------------------------------------------------------
+        occ = Signal(9)
+        pass2 = Signal()
+        with m.Switch(kind):
+            with m.Case(Kind.MUL):
+                m.d.comb += [pass2.eq((bsel[S0] == 4) & (bsel[S1] == 4)), occ.eq(1 + pass2)]
+            with m.Case(Kind.ASL):
+                m.d.comb += [pass2.eq(lsel == 4), occ.eq(1 + pass2)]
+            with m.Case(Kind.POW):
+                m.d.comb += [pass2.eq(lsel == 4),
+                             occ.eq(1 + ((Const(8, 9) << bsel[S1]) << pass2))]
+            with m.Case(Kind.DIV, Kind.MOD):
+                m.d.comb += occ.eq(Const(4, 9) << lsel)
+            with m.Case(Kind.MEDIAN):
+                m.d.comb += occ.eq(2)
+            with m.Default():
+                m.d.comb += occ.eq(1)
+
+        def nibbles(count, bs):
+            return (count << bs)[:NB]
+
+        # elements per beat and nibbles per beat of each slot
+        beat_e = Signal(range(n // 4 + 1))
+        m.d.comb += beat_e.eq(Const(n // 4, range(n // 4 + 1)) >> lsel)
+        beat_nib = [Signal(range(2 * W + 1), name=f"beat_nib_{r}") for r in SLOT_ROLE]
+        for s in range(4):
+            m.d.comb += beat_nib[s].eq(Mux(bsel[s] > lsel, 0, Const(2 * W, range(2 * W + 1)) >> (lsel - bsel[s])[:3]))
+
+        eleft = Signal(NB + 1)                      # elements not yet loaded into S0
+        dleft = Signal(NB + 1)                      # destination nibbles not yet loaded
+        fault = Signal(8)
+        tail_en = Signal()
+        tail_row = Signal(abits)
+        tail_off = Signal(lr)
+        tail_nib = Signal(4)
+        dst_nib = Signal(NB)
+        dst_len = Signal(NB)
+
+        # --- port B owner (sources 1 and 2; the tail read) ---------------------------------------------------
+        b_hold = Signal()
+        b_hold_own = Signal()
+        b_prio = Signal()
+        b_pend_own = Signal()
+        run = Signal()
+        red_run = Signal()
+        want1, want2 = readers[1].req_valid, readers[2].req_valid
+        own2 = Signal()
+        m.d.comb += own2.eq(Mux(b_hold, b_hold_own, want2 & (~want1 | b_prio)))
+
+        # --- control FSM ------------------------------------------------------------------------------------
+        st = Signal(4)
+        m.d.comb += [self.done.payload.fault.eq(fault), self.dbg_state.eq(st),
+                     self.dbg_v0.eq(pipe.v0), self.dbg_v1.eq(pipe.v1), self.dbg_v2.eq(pipe.v2),
+                     self.dbg_it.eq(pipe.it)]
+        IDLE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(11)
+
+        start_rd = Signal()
+        m.d.comb += self.cmd.ready.eq(st == IDLE)
+
+        with m.Switch(st):
+            with m.Case(IDLE):
+                with m.If(self.cmd.valid):
+                    m.d.sync += [st.eq(UNIT), fault.eq(0)]
+
+            with m.Case(UNIT):
+                ov_any, ov_first = first_from(ov_mask, 0)
+                rg_any, rg_first = first_from(rg_mask, 0)
+                with m.If(float_bad | rule_bad):
+                    m.d.sync += [st.eq(DONE), fault.eq(int(Fault.UNSUPPORTED_UNIT))]
+                with m.Elif(tensor):
+                    with m.If(axis == 0):
+                        m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ILLEGAL_OPERAND))]
+                    with m.Else():
+                        m.d.sync += st.eq(RED_DIMS)
+                with m.Elif(props.reduction & (length == 0)):             # ASUM of nothing
+                    m.d.sync += st.eq(DONE)
+                with m.Elif(props.reduction):
+                    m.d.sync += [st.eq(RANGE), ck.eq(D)]
+                with m.Else():
+                    m.d.sync += [st.eq(OVERLAP), ck.eq(ov_first)]
+
+            with m.Case(RED_DIMS):
+                with m.If(red.dims_ready):
+                    m.d.sync += [st.eq(RANGE), ck.eq(D)]
+
+            with m.Case(OVERLAP):
+                nxt_any, nxt = first_from(ov_mask, ck + 1)
+                with m.If(ov_bad):
+                    m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ILLEGAL_OPERAND))]
+                with m.Elif(nxt_any & (ck < 2)):
+                    m.d.sync += ck.eq(nxt)
+                with m.Else():
+                    m.d.sync += [st.eq(RANGE), ck.eq(D)]
+
+            with m.Case(RANGE):
+                # destination first (slot 3), then the sources 0, 1, 2
+                nxt_any, nxt = first_from(src4, Mux(ck == D, 0, ck + 1))
+                with m.If(range_bad):
+                    m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ADDRESS_RANGE))]
+                with m.Elif(nxt_any & ((ck == D) | (ck < 2))):
+                    m.d.sync += ck.eq(nxt)
+                with m.Else():
+                    m.d.sync += st.eq(PREP)
+
+            with m.Case(PREP):
+                # start the readers, the writer and the pipeline
+                m.d.comb += start_rd.eq(1)
+                count_d = Mux(props.reduction, Mux(tensor, red_m, 1), length)
+                m.d.sync += [
+                    eleft.eq(length), dleft.eq(nibbles(count_d, bd)),
+                    dst_nib.eq(addr[D] << 1), dst_len.eq(nibbles(count_d, bd)),
+                    tail_en.eq((bd == 0) & count_d[0]),
+                    tail_row.eq((addr[D] + (count_d >> 1)) >> lr),
+                    tail_off.eq((addr[D] + (count_d >> 1))[:lr]),
+                ]
+                m.d.sync += [
+                    bcfg.kind.eq(kind), bcfg.variant.eq(props.variant), bcfg.lsel.eq(lsel),
+                    bcfg.b0.eq(bsel[S0]), bcfg.b1.eq(bsel[S1]), bcfg.b2.eq(bsel[S2]), bcfg.bd.eq(bd),
+                    bcfg.sg0.eq(Mux(props.pattern | props.uxt, 0, signed[S0] | props.sxt)),
+                    bcfg.sg1.eq(signed[S1] & ~props.shift_amount), bcfg.sg2.eq(signed[S2]),
+                    bcfg.rsg.eq(signed[S0]), bcfg.sd.eq(signed[D]),
+                    bcfg.sat.eq(sat & ~props.no_sat), bcfg.rnd.eq(rnd), bcfg.lt.eq(lt),
+                    bcfg.pass2.eq(pass2), bcfg.swap.eq(bsel[S1] > bsel[S0]), bcfg.occ.eq(occ),
+                    bcfg.ws.eq(Mux(props.pattern, bsel[S0], lsel)),
+                    bcfg.imm0.eq(imm0), bcfg.imm1.eq(imm1), bcfg.isg.eq(signed[S0]),
+                ]
+                with m.If((bd == 0) & count_d[0]):
+                    m.d.sync += st.eq(TAIL_REQ)
+                with m.Elif(props.reduction):
+                    m.d.sync += st.eq(RED)
+                with m.Else():
+                    m.d.sync += st.eq(RUN)
+
+            with m.Case(TAIL_REQ):
+                m.d.comb += [self.rd_b.req.valid.eq(1), self.rd_b.req.payload.eq(tail_row)]
+                with m.If(self.rd_b.req.ready):
+                    m.d.sync += st.eq(TAIL_RSP)
+
+            with m.Case(TAIL_RSP):
+                m.d.sync += tail_nib.eq(self.rd_b.rsp.payload.word_select(tail_off, 8)[4:])
+                m.d.sync += st.eq(Mux(props.reduction, RED, RUN))
+
+            with m.Case(RUN):
+                m.d.comb += run.eq(1)
+                with m.If(wrt.done):
+                    m.d.sync += st.eq(DONE)
+
+            with m.Case(RED):
+                m.d.comb += red_run.eq(1)
+                with m.If(wrt.done & red.idle):
+                    m.d.sync += st.eq(DONE)
+
+            with m.Case(DONE):
+                m.d.comb += self.done.valid.eq(1)
+                with m.If(self.done.ready):
+                    m.d.sync += st.eq(IDLE)
+
+        # --- readers ------------------------------------------------------------------------------------------
+        for s, r in enumerate(readers):
+            m.d.comb += r.rsp_data.eq((self.rd_a if s == 0 else self.rd_b).rsp.payload)
+        # elementwise: start every source's reader in PREP
+        for s in range(3):
+            r = readers[s]
+            with m.If(start_rd & ~props.reduction):
+                m.d.comb += [r.start.eq(props.src_mask[s]), r.start_nib.eq(addr[s] << 1),
+                             r.start_len.eq(nibbles(length, bsel[s]))]
+        # reductions: reader 0 runs the reducer's runs
+        with m.If(red_run):
+            m.d.comb += [readers[0].start.eq(red.run_start), readers[0].start_nib.eq(red.run_nib),
+                         readers[0].start_len.eq(red.run_len)]
+        m.d.comb += [
+            self.rd_a.req.valid.eq(readers[0].req_valid & (run | red_run)),
+            self.rd_a.req.payload.eq(readers[0].req_row),
+            readers[0].req_ready.eq(self.rd_a.req.ready & (run | red_run)),
+            readers[0].rsp_valid.eq(self.rd_a.rsp.valid),
+        ]
+        b_valid = Mux(own2, want2, want1)
+        with m.If(run):
+            m.d.comb += [
+                self.rd_b.req.valid.eq(b_valid),
+                self.rd_b.req.payload.eq(Mux(own2, readers[2].req_row, readers[1].req_row)),
+                readers[1].req_ready.eq(self.rd_b.req.ready & ~own2),
+                readers[2].req_ready.eq(self.rd_b.req.ready & own2),
+            ]
+            m.d.sync += [b_hold.eq(b_valid & ~self.rd_b.req.ready), b_hold_own.eq(own2)]
+            with m.If(b_valid & self.rd_b.req.ready):
+                m.d.sync += [b_prio.eq(~own2), b_pend_own.eq(own2)]
+        with m.Else():
+            m.d.sync += [b_hold.eq(0), b_prio.eq(0)]
+        m.d.comb += [readers[1].rsp_valid.eq(self.rd_b.rsp.valid & run & ~b_pend_own),
+                     readers[2].rsp_valid.eq(self.rd_b.rsp.valid & run & b_pend_own)]
+
+        # --- beat issue (S0 load) -----------------------------------------------------------------------------
+        full = eleft >= beat_e
+        need = [Mux(full, beat_nib[s], readers[s].left) for s in range(3)]
+        have = Cat(*(~props.src_mask[s] | (readers[s].avail >= need[s]) for s in range(3))).all()
+        load = Signal()
+        m.d.comb += load.eq(run & (eleft != 0) & have & pipe.s0_free)
+        dnib = Mux(full, beat_nib[D], dleft)
+        m.d.comb += [pipe.load.eq(load), pipe.load_dnib.eq(dnib),
+                     pipe.win0.eq(readers[0].window), pipe.win1.eq(readers[1].window),
+                     pipe.win2.eq(readers[2].window)]
+        with m.If(load):
+            m.d.sync += [eleft.eq(Mux(full, eleft - beat_e, 0)), dleft.eq(dleft - dnib)]
+            for s in range(3):
+                m.d.comb += readers[s].take.eq(Mux(props.src_mask[s], need[s], 0))
+
+        # --- reducer --------------------------------------------------------------------------------------------
+        m.d.comb += [
+            red.start.eq(start_rd & props.reduction), red.dims_start.eq((st == UNIT) & tensor),
+            red.variant.eq(props.variant), red.asum.eq(props.asum),
+            red.src_nib.eq(addr[S0] << 1), red.length.eq(length[:NB]),
+            red.fw.eq(dims[0]), red.fh.eq(dims[1]), red.fc.eq(dims[2]), red.axis.eq(axis),
+            red.bsel.eq(bsel[S0]), red.signed.eq(signed[S0]),
+            red.dbsel.eq(bd), red.dsigned.eq(signed[D]), red.sat.eq(sat | tensor),
+            red.window.eq(readers[0].window), red.avail.eq(readers[0].avail), red.rd_left.eq(readers[0].left),
+            red.run.eq(red_run),
+            red_n.eq(red.n_total), red_m.eq(red.n_out),
+        ]
+        with m.If(red_run):
+            m.d.comb += readers[0].take.eq(red.take)
+
+        # --- writer ---------------------------------------------------------------------------------------------
+        m.d.comb += [
+            wrt.start.eq(start_rd), wrt.start_nib.eq(addr[D] << 1),
+            wrt.start_len.eq(nibbles(Mux(props.reduction, Mux(tensor, red_m, 1), length), bd)),
+            wrt.tail_en.eq(tail_en), wrt.tail_nib.eq(tail_nib),
+            wrt.in_valid.eq(Mux(red_run, red.out_valid, pipe.out_valid & run)),
+            wrt.in_data.eq(Mux(red_run, red.out_data, pipe.out_data)),
+            wrt.in_cnt.eq(Mux(red_run, red.out_cnt, pipe.out_cnt)),
+            pipe.out_ready.eq(wrt.in_ready & run),
+            red.out_ready.eq(wrt.in_ready & red_run),
+            self.wr.req.valid.eq(wrt.wr_valid),
+            self.wr.req.payload.row.eq(wrt.wr_row),
+            self.wr.req.payload.data.eq(wrt.wr_data),
+            self.wr.req.payload.be.eq(wrt.wr_be),
+            wrt.wr_ready.eq(self.wr.req.ready),
+        ]
+        return m

@@ -6,6 +6,8 @@ Every cycle the harness records the retire port and the write monitor; after the
 core stops it reads the memory back and the key tables through the host port.
 """
 
+import time
+
 import numpy as np
 from amaranth.sim import Simulator
 
@@ -64,6 +66,7 @@ def run_pysim(image, config, *, max_cycles=200_000, key_timeout=None, vcd=None, 
         for did in config.domains:                 # the domain ports accept at once
             ctx.set(getattr(core, f"domain_{did:02x}").ready, 1)
         await load_keys_and_start(ctx, core.wb, image)
+        t0 = time.perf_counter()
         trace, rows, cycles = [], [], 0
         while cycles < max_cycles:
             if ctx.get(core.trace_wr_valid):
@@ -79,7 +82,7 @@ def run_pysim(image, config, *, max_cycles=200_000, key_timeout=None, vcd=None, 
                 break
             await ctx.tick()
             cycles += 1
-        out["trace"], out["cycles"] = trace, cycles
+        out["trace"], out["cycles"], out["run_seconds"] = trace, cycles, time.perf_counter() - t0
         stopped = ctx.get(core.stopped)
         status = await wb_read(ctx, core.wb, Reg.STATUS)
         reason = (status >> 8) & 3
@@ -108,4 +111,4 @@ def run_pysim(image, config, *, max_cycles=200_000, key_timeout=None, vcd=None, 
     keys = out.get("keys")
     return RunOutcome(out["status"], out["fault"], out["fault_pc"], out["trace"], out["memory"],
                       keys=None if keys is None else keys.ravel().tolist(), cycles=out["cycles"],
-                      backend="pysim")
+                      backend="pysim", run_seconds=out["run_seconds"])

@@ -82,6 +82,7 @@ class RunOutcome:
     keys: object = None         # 4 x 256 key counts, if the backend reads them
     cycles: int = None
     backend: str = ""
+    run_seconds: float = None   # wall-clock time of the simulated run itself (no build, load or read-back)
 
 
 def compare(golden: RunOutcome, rtl: RunOutcome, *, limit=10):

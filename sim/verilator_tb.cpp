@@ -6,13 +6,14 @@
 // Output file:                 a stream of events, then the final state:
 //   'R' + retire payload words (XDSA_RETIRE_WORDS x u32)     one per retired instruction
 //   'W' + u64 row + be words (XDSA_BE_WORDS x u32)           one per memory write
-//   'E' + u64 cycles + u32 stopped + u32 status + u32 fault + u64 fault_pc
+//   'E' + u64 cycles + u32 stopped + u32 status + u32 fault + u64 fault_pc + u64 run_ns
 //       + bytes[mem_bytes] memory + bytes[1024] keys
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include <string>
+#include <chrono>
 #include "Vxdsa_core.h"
 #include "verilated.h"
 #include "xdsa_layout.h"
@@ -116,6 +117,7 @@ int main(int argc, char **argv) {
     wb(XDSA_REG_CTRL, true, 1, 0xF);
 
     uint64_t run_start = cycle_count, next_report = 1u << 20;
+    auto wall_start = std::chrono::steady_clock::now();
     while (cycle_count - run_start < max_cycles) {
         top->eval();
         if (top->trace_wr_valid) {
@@ -137,6 +139,8 @@ int main(int argc, char **argv) {
     }
     if (progress) fprintf(stderr, "\r");
     uint64_t cycles = cycle_count - run_start;
+    uint64_t run_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - wall_start).count();
     uint32_t stopped = top->stopped;
     uint32_t status = wb(XDSA_REG_STATUS, false, 0, 0xF);
     uint32_t fault = wb(XDSA_REG_FAULT, false, 0, 0xF);
@@ -148,6 +152,7 @@ int main(int argc, char **argv) {
     put(&status, 4);
     put(&fault, 4);
     put(&fault_pc, 8);
+    put(&run_ns, 8);
     for (uint64_t a = 0; a < mem_bytes; a += 4) {
         uint32_t w = wb((uint32_t)a, false, 0, 0xF);
         put(&w, 4);

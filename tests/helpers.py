@@ -33,3 +33,10 @@ def bytes_at(machine, address, n):
 
 def values(machine, address, dtype, count):
     return np.frombuffer(bytes_at(machine, address, np.dtype(dtype).itemsize * count), dtype=dtype)
+
+
+def engines_config():
+    """The configuration of the core-level engine co-simulations (vector and matrix
+    tests share it, so the Verilator model is compiled once per test run)."""
+    from xdsa.hw.config import CoreConfig
+    return CoreConfig("engines", mem_bytes=16 << 10, row_bytes=32, vector_bytes=32, array_n=4, key_timeout=40)

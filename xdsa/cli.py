@@ -256,24 +256,93 @@ def cmd_sim(args):
 def cmd_bench(args):
     import importlib
     from xdsa.bench import BENCHMARKS
-    names = list(BENCHMARKS) if args.name == "all" else [args.name]
-    for n in names:
-        if n not in BENCHMARKS:
-            raise UserError(f"unknown benchmark {n!r}; expected one of {', '.join(BENCHMARKS)} or all")
+    if args.name == "all":
+        return _bench_all(args)
+    if args.name not in BENCHMARKS:
+        raise UserError(f"unknown benchmark {args.name!r}; expected one of {', '.join(BENCHMARKS)} or all")
     config = _config(args.config)
-    results = {}
-    for n in names:
-        mod = importlib.import_module(BENCHMARKS[n])
-        if not args.json:
-            print(f"benchmark {n} ({config.name}) ...", file=sys.stderr)
-        results[n] = mod.run(config)
+    try:
+        mod = importlib.import_module(BENCHMARKS[args.name])
+    except ModuleNotFoundError as e:
+        if e.name != BENCHMARKS[args.name]:
+            raise
+        raise UserError(f"benchmark {args.name!r} is registered but its module {e.name} does not exist yet") from None
+    if not args.json:
+        print(f"benchmark {args.name} ({config.name}) ...", file=sys.stderr)
+    res = mod.run(config)
     if args.json:
-        print(json.dumps(results if len(names) > 1 else results[names[0]], indent=1))
+        print(json.dumps(res, indent=1, default=str))
     else:
-        for n, res in results.items():
-            print(f"{n}:")
-            for k, v in res.items():
-                print(f"  {k:40s} {v}")
+        print(f"{args.name}:")
+        for k, v in res.items():
+            print(f"  {k:40s} {v}")
+    return 0
+
+
+def _bench_all(args):
+    """Every benchmark of the registry (a missing module is reported, not fatal), the
+    synthesis of `base` for the ECP5-85F (unless --no-synth), one report in build/bench/.
+    Exits 2 when a benchmark fails or the synthesis does not fit or meet 100 MHz."""
+    import datetime
+    import importlib
+    import os
+    import time
+    import traceback
+    from xdsa.bench import BENCHMARKS
+    from xdsa.bench.report import error_section, normalise, write_report
+    config = _config(args.config)
+    out_dir = args.output or os.path.join("build", "bench")
+    t_all = time.monotonic()
+    sections, failed = [], []
+    for i, (name, modname) in enumerate(BENCHMARKS.items(), 1):
+        print(f"[bench {i}/{len(BENCHMARKS)}] {name} ({config.name}) ...", file=sys.stderr, flush=True)
+        t0 = time.monotonic()
+        try:
+            mod = importlib.import_module(modname)
+        except ModuleNotFoundError as e:
+            if e.name != modname:
+                raise
+            print(f"[bench] {name}: module {modname} does not exist yet; skipped", file=sys.stderr)
+            sections.append(error_section(name, f"module {modname} does not exist yet"))
+            continue
+        try:
+            sec = normalise(name, mod.run(config))
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:                      # one failing benchmark does not stop the others
+            last = traceback.extract_tb(e.__traceback__)[-1]
+            msg = f"{type(e).__name__}: {e} ({os.path.basename(last.filename)}:{last.lineno})"
+            print(f"[bench] {name} failed: {msg}", file=sys.stderr)
+            sections.append(error_section(name, f"failed: {msg}"))
+            failed.append(name)
+            continue
+        sec["seconds"] = round(time.monotonic() - t0, 1)
+        sections.append(sec)
+        print(f"[bench] {name} done in {sec['seconds']:.0f} s", file=sys.stderr, flush=True)
+
+    synth = None
+    synth_dir = os.path.join("build", "base-ecp5-85k")
+    if not args.no_synth:
+        from xdsa.hw.config import get_config
+        from xdsa.hw.synth import SynthFailure, run_flow
+        print("[bench] synthesis of base for the ECP5-85F at 100 MHz (tens of minutes)", file=sys.stderr)
+        try:
+            synth = run_flow(get_config("base"), "ecp5-85k", freq_mhz=100, out_dir=synth_dir,
+                             log=lambda msg: print(msg, file=sys.stderr, flush=True))
+        except SynthFailure as e:
+            synth = e.report
+            failed.append("synthesis")
+        except RuntimeError as e:
+            synth = {"error": str(e)}
+            failed.append("synthesis")
+    meta = {"config": config.name, "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "seconds": round(time.monotonic() - t_all, 1), "benchmarks": list(BENCHMARKS),
+            "synthesis": "not run (--no-synth)" if args.no_synth else synth_dir}
+    paths = write_report(out_dir, meta, sections, synth)
+    print(f"report: {paths['md']}, {paths['json']}, {paths['svg']}")
+    if failed:
+        print(f"xdsa bench: failed: {', '.join(failed)} (see {paths['md']})", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -318,7 +387,8 @@ def cmd_board(args):
     def progress(msg):
         print(msg, file=sys.stderr, flush=True)
     try:
-        bitstream = build_board(board, config, out_dir, freq_mhz=args.freq, baud=args.baud, log=progress)
+        bitstream = build_board(board, config, out_dir, freq_mhz=args.freq, baud=args.baud, seed=args.seed,
+                                log=progress)
     except (PLLError, ValueError, FileNotFoundError, RuntimeError) as e:
         raise UserError(str(e)) from None
     print(bitstream)
@@ -376,6 +446,8 @@ def build_parser():
     b.add_argument("name", help="fetch, datamove, ... or all")
     b.add_argument("--config", default="base", help="tiny, base or large (default: base)")
     b.add_argument("--json", action="store_true", help="print the figures as a JSON object")
+    b.add_argument("--no-synth", action="store_true", help="all: skip the synthesis of base for the ECP5-85F")
+    b.add_argument("-o", "--output", help="all: report directory (default: build/bench)")
     b.set_defaults(func=cmd_bench)
 
     y = sub.add_parser("synth", help="synthesise, place and route the core + UART bridge for an FPGA and report "
@@ -397,6 +469,7 @@ def build_parser():
     o.add_argument("--freq", type=float, default=None, metavar="MHZ",
                    help="core clock (default: 100 on ulx3s, 12 on icebreaker); a PLL makes it from the board clock")
     o.add_argument("--baud", type=int, default=1_000_000, help="UART baud rate (default: 1000000)")
+    o.add_argument("--seed", type=int, default=None, help="nextpnr placement seed (default: nextpnr's)")
     o.set_defaults(func=cmd_board)
 
     i = sub.add_parser("isa", help="print the ISA table")

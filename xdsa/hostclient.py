@@ -12,13 +12,16 @@ and read its status and memory.
   Times (timeouts, `wait`) are simulated time.
 
 A transport has ``write(data)``, ``read(n, timeout) -> bytes`` (fewer bytes on
-timeout), ``flush()`` (drop unsent output and unread input), ``clock()`` (seconds), ``sleep(seconds)``,
-``byte_time`` (seconds per byte on the line) and ``close()``.
+timeout), ``flush()`` (drop unsent output and unread input), ``clock()`` and
+``sleep(seconds)`` (its time), ``byte_time`` (seconds per byte on the line),
+``default_timeout``, ``default_poll``, ``timeout_bits`` (the bridge's inter-byte
+timeout) and ``close()``.
 
 Every command gets a status byte; a NAK raises `BridgeError` (after one
 resynchronisation and retry, see ``retries``), a missing answer `LinkTimeout`.
 """
 
+import math
 import os
 import select
 import time
@@ -408,7 +411,7 @@ class SimTransport:
         self.period = clock_period
         self.tx_queue = bytearray()        # host -> device, bytes still to send
         self.rx_buffer = bytearray()       # device -> host, bytes received
-        self.injections = []               # (bytes sent before, line levels), for tests
+        self.injections = []               # (after this many bytes, line levels, replace a byte)
         self.bytes_sent = 0
         self.cycles = 0
         self.frame_errors = 0
@@ -460,7 +463,7 @@ class SimTransport:
         return self.cycles * self.period
 
     def _advance(self, seconds):
-        self.cycles += max(1, -(-round(seconds / self.period * 1e6) // 1_000_000))   # whole cycles, rounded up
+        self.cycles += max(1, math.ceil(seconds / self.period - 1e-6))     # whole cycles
         self.sim.run_until(self.now)
 
     def write(self, data):

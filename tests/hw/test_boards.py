@@ -76,6 +76,14 @@ def test_board_parameter_errors():
         BoardTop("icebreaker", SMALL, baud=6_000_000)            # 2 cycles per bit at 12 MHz
 
 
+def test_cli_board_rejects_bad_arguments(capsys):
+    from xdsa import cli
+    assert cli.main(["board", "de10"]) == 1
+    assert "unknown board 'de10'" in capsys.readouterr().err
+    assert cli.main(["board", "ulx3s", "--freq", "101.3", "-o", "/nonexistent/x"]) == 1
+    assert "PLL can make 100 MHz but not 101.3 MHz" in capsys.readouterr().err
+
+
 def _tool(name):
     if shutil.which(name) is None:
         pytest.skip(f"{name} is not installed")

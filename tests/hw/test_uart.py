@@ -23,7 +23,7 @@ import os
 import random
 
 import pytest
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
@@ -578,6 +578,12 @@ def test_core_round_trip():
     divisor = 8
     dut = BridgedCore(CFG, divisor, timeout_bits=200)
     t = SimTransport(dut, divisor, vcd="core_uart.vcd" if VCD else None)
+    leds = []                                               # (busy, stopped, fault) at each change
+
+    async def watch(ctx):
+        async for busy, stopped, fault in ctx.changed(dut.busy, dut.stopped, dut.fault):
+            leds.append((busy, stopped, fault))
+    t.sim.add_testbench(watch, background=True)
     c = HostClient(t)
     try:
         assert c.read32(Reg.ID) == ID_VALUE
@@ -617,5 +623,8 @@ def test_core_round_trip():
         assert st.reason == "fault"
         assert (st.fault, st.fault_pc) == (int(gf.fault), gf.fault_pc)
         assert st.retired == len(gf.trace)
+        # the indicators (busy, stopped, fault): a clean run, then a run whose fault is
+        # flagged when the faulting instruction retires, just before the core stops
+        assert [v for v in leds if any(v)] == [(1, 0, 0), (0, 1, 0), (1, 0, 0), (1, 0, 1), (0, 1, 1)]
     finally:
         t.close()

@@ -1,0 +1,445 @@
+"""Cycle model of the vector engine's elementwise pipeline (`xdsa.hw.vector.VectorEngine`).
+
+`VectorModel` is a register-transfer description of the engine's control in plain
+Python: the same registers, updated by the same rules at every clock edge. Given
+an instruction (mnemonic, operand fields, AS) and the per-cycle inputs (the
+``ready`` of both read ports and of the write port, ``done.ready``), it predicts
+in every cycle the engine's requests (valid and row of each read port; valid,
+row and byte enables of the write port), ``cmd.ready``, ``done`` and the pipeline
+state (control state, the valid bits of the beat pipeline's three stages and the
+ALU iteration counter). Data values do not influence the timing of elementwise
+instructions, so the model needs none. Reductions (ASUM, REDUCE_*) are not
+modelled.
+
+The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_stream.py):
+
+* **setup**: one cycle for the unit checks, one per source for D-OVERLAP, one per
+  operand for the byte ranges (destination first), one to start the streams;
+  an odd int4 destination then reads its last byte on port B (request until
+  granted, one cycle for the response).
+* **lanes per beat**: E = 8 W / L elements, L the widest unit of the instruction;
+  every source delivers ``E * bits / 4`` nibbles per beat (the rest of the vector
+  in the last beat), the destination takes ``E * dst_bits / 4``.
+* **readers**: row requests in order, at most three rows ahead of the consumer's
+  row; a response (one cycle after the request transferred) is usable the cycle
+  after it arrives. Port A serves source 0, port B sources 1 and 2 (a request
+  holds the port until granted; otherwise source 2 is preferred after a source-1
+  grant and vice versa).
+* **beat issue**: when every source has the beat's nibbles and S0 is free.
+* **S0 -> S1**: the ALU holds a beat for ``occ`` cycles (1; MEDIAN 2; MUL/ASL 2
+  for 64-bit products; DIV/MOD L; POW 1 + 2 * bits(y) * passes) and finishes when S1
+  is free or advancing; S1 -> S2 when S2 is free or advancing; S2 -> writer when
+  the writer's request register is free or being freed.
+* **writer**: assembles rows, emits a row request when the stream passes the row's
+  end or ends, and a final partial row one cycle later if needed; done when
+  everything has been taken, then ``done`` in the next cycle.
+"""
+
+from dataclasses import dataclass, fields
+
+from ..isa import DataUnit, Fault, by_mnemonic
+
+__all__ = ["VectorModel", "VectorOutputs", "plan", "SIGNALS"]
+
+_BINARY = {"add", "sub", "max", "min", "maxsi", "minsi", "mul", "div", "mod", "pow", "seq", "sne", "sle",
+           "slt", "sge", "sgt", "lsl", "lsr", "ror", "asl", "asr", "nsr"}
+_LOGIC = {"and", "or", "xor", "inv", "bclr", "bset"}
+_UNARY = {"thres", "abs", "sign", "sxt", "uxt", "round", "ceil", "floor", "clip", "data_convert"}
+ELEMENTWISE = _BINARY | _LOGIC | _UNARY | {"median"}
+
+IDLE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(11)
+S0, S1, S2, D = range(4)
+
+
+def _unit(fields, *names):
+    for n in names:
+        if n in fields:
+            return DataUnit(fields[n])
+    return None
+
+
+@dataclass
+class Plan:
+    """What the engine derives from an instruction (the model's view)."""
+    sources: tuple          # slots read
+    units: dict             # slot -> DataUnit
+    addr: dict              # slot -> byte address
+    n: int
+    lane_bits: int
+    occ: int
+    unit_fault: bool
+
+
+def plan(mnemonic, f):
+    """The instruction's operand roles, units, lane width and ALU occupancy."""
+    if mnemonic not in ELEMENTWISE:
+        raise ValueError(f"{mnemonic} is not an elementwise instruction of the vector engine")
+    if mnemonic in _LOGIC:
+        units = {S0: DataUnit.U8, S1: DataUnit.U8, D: DataUnit.U8}
+        sources = (S0,) if mnemonic == "inv" else (S0, S1)
+    else:
+        units = {S0: _unit(f, "src0_unit", "src_unit"), D: _unit(f, "dst_unit")}
+        if mnemonic in _BINARY or mnemonic == "median":
+            units[S1] = _unit(f, "src1_unit")
+        if mnemonic == "median":
+            units[S2] = _unit(f, "src2_unit")
+        sources = tuple(s for s in (S0, S1, S2) if s in units)
+    fault = any(u.is_float for u in units.values())
+    b0, bd = units[S0].bits, units[D].bits
+    if mnemonic == "abs":
+        fault |= not units[S0].signed
+    if mnemonic == "asr":
+        fault |= b0 > 32
+    if mnemonic == "nsr":
+        fault |= b0 not in (8, 16, 32, 64) or 2 * bd != b0
+    if mnemonic in ("sxt", "uxt"):
+        fault |= b0 not in (4, 8, 16, 32) or bd not in (8, 16, 32, 64) or bd <= b0
+    if mnemonic in ("sxt", "uxt") and S1 in units:
+        del units[S1]
+    L = max(u.bits for u in units.values())
+    occ = 1
+    if mnemonic == "mul" and units[S0].bits == 64 and units[S1].bits == 64:
+        occ = 2
+    elif mnemonic == "asl" and L == 64:
+        occ = 2
+    elif mnemonic == "pow":
+        occ = 1 + 2 * units[S1].bits * (2 if L == 64 else 1)
+    elif mnemonic in ("div", "mod"):
+        occ = L
+    elif mnemonic == "median":
+        occ = 2
+    addr = {S0: f.get("src0", f.get("src", 0)), S1: f.get("src1", 0), S2: f.get("src2", 0), D: f.get("dst", 0)}
+    return Plan(sources, units, addr, f.get("len", 0), L, occ, fault)
+
+
+def _nbytes(unit, n):
+    return (n * unit.bits + 7) // 8
+
+
+@dataclass(frozen=True)
+class VectorOutputs:
+    """The engine's outputs (and pipeline state) during one cycle."""
+    cmd_ready: int
+    done_valid: int
+    done_fault: int
+    rd_a_valid: int
+    rd_a_row: int
+    rd_b_valid: int
+    rd_b_row: int
+    wr_valid: int
+    wr_row: int
+    wr_be: int
+    state: int
+    v0: int
+    v1: int
+    v2: int
+    it: int
+
+    def items(self):
+        return [(f.name, getattr(self, f.name)) for f in fields(self)]
+
+
+SIGNALS = {  # model field -> the RTL signal it predicts
+    "cmd_ready": "cmd.ready", "done_valid": "done.valid", "done_fault": "done.payload.fault",
+    "rd_a_valid": "rd_a.req.valid", "rd_a_row": "rd_a.req.payload", "rd_b_valid": "rd_b.req.valid",
+    "rd_b_row": "rd_b.req.payload", "wr_valid": "wr.req.valid", "wr_row": "wr.req.payload.row",
+    "wr_be": "wr.req.payload.be", "state": "dbg_state", "v0": "dbg_v0", "v1": "dbg_v1", "v2": "dbg_v2",
+    "it": "dbg_it",
+}
+
+
+class _Reader:
+    def __init__(self, rn):
+        self.rn = rn
+        self.end = self.pos = self.irow = self.lrow = self.rrow = 0
+        self.on = False
+
+    def start(self, nib, length):
+        self.pos, self.end = nib, nib + length
+        self.irow = self.rrow = nib // self.rn
+        self.lrow = (nib + length - 1) // self.rn
+        self.on = length != 0
+
+    @property
+    def req_valid(self):
+        return self.on and self.irow <= self.lrow and self.irow <= self.pos // self.rn + 3
+
+    @property
+    def avail(self):
+        return max(0, min(self.rrow * self.rn, self.end) - self.pos)
+
+    @property
+    def left(self):
+        return self.end - self.pos
+
+
+class _Writer:
+    def __init__(self, rn):
+        self.rn = rn
+        self.pos = self.end = self.arow = self.accm = 0
+        self.wv, self.wrow, self.wbe = False, 0, 0
+
+    def start(self, nib, length):
+        self.pos, self.end = nib, nib + length
+        self.arow = nib // self.rn
+        self.accm = 0
+
+    def can(self, wr_ready):
+        return not self.wv or wr_ready
+
+    def in_ready(self, wr_ready):
+        return self.can(wr_ready) and self.pos != self.end
+
+    @property
+    def done(self):
+        return self.pos == self.end and self.accm == 0 and not self.wv
+
+    def _emit(self, mask, row):
+        self.wv, self.wrow = True, row
+        self.wbe = sum(1 << i for i in range(self.rn // 2) if (mask >> (2 * i)) & 3)
+
+    def edge(self, in_valid, cnt, wr_ready):
+        can, at_end = self.can(wr_ready), self.pos == self.end
+        ready = can and not at_end
+        if self.wv and wr_ready:
+            self.wv = False
+        rn = self.rn
+        if in_valid and ready:
+            off = self.pos % rn
+            npos = self.pos + cnt
+            nmask = self.accm | (((1 << cnt) - 1) << off)
+            if off + cnt >= rn or npos == self.end:
+                self._emit(nmask & ((1 << rn) - 1), self.arow)
+                self.accm, self.arow = nmask >> rn, self.arow + 1
+            else:
+                self.accm = nmask
+            self.pos = npos
+        elif at_end and self.accm and can:
+            self._emit(self.accm & ((1 << rn) - 1), self.arow)
+            self.accm, self.arow = 0, self.arow + 1
+
+
+class VectorModel:
+    """The engine's control, cycle by cycle (see the module docstring)."""
+
+    def __init__(self, config):
+        if config.vector_bytes != config.row_bytes:
+            raise ValueError("the vector engine needs vector_bytes == row_bytes")
+        self.cfg = config
+        self.W = config.vector_bytes
+        self.R = config.row_bytes
+        self.rn = 2 * self.R
+        self.state = IDLE
+        self.fault = 0
+        self.ck = 0
+        self.p = None
+        self.readers = [_Reader(self.rn) for _ in range(3)]
+        self.writer = _Writer(self.rn)
+        self.b_hold = self.b_hold_own = self.b_prio = self.b_pend_own = False
+        self.a_pend = self.b_pend = False
+        self.eleft = self.dleft = 0
+        self.v0 = self.v1 = self.v2 = False
+        self.it = 0
+        self.d0 = self.d1 = self.o_cnt = 0
+        self.tail_row = 0
+        self.pending_cmd = None
+
+    # --- per-instruction derived values -----------------------------------------------------
+
+    def _beat(self):
+        p = self.p
+        e = 8 * self.W // p.lane_bits
+        nib = {s: e * u.bits // 4 for s, u in p.units.items()}
+        return e, nib
+
+    def _ov_bad(self, s):
+        p = self.p
+        n = p.n
+        if n <= 1:
+            return False
+        ud, us = p.units[D], p.units[s]
+        dst, src = p.addr[D], p.addr[s]
+        d_end, s_end = dst + _nbytes(ud, n), src + _nbytes(us, n)
+        if src >= d_end or dst >= s_end:
+            return False
+        d, sb, b, a = 8 * dst, 8 * src, ud.bits, us.bits
+        return not all(d + k * b <= sb + k * a for k in (1, n - 1))
+
+    def _range_bad(self, s):
+        p = self.p
+        nb = _nbytes(p.units[s], p.n)
+        return nb != 0 and p.addr[s] + nb > self.cfg.mem_bytes
+
+    # --- one cycle ----------------------------------------------------------------------------------
+
+    def outputs(self, cmd_valid=False):
+        """The outputs during the current cycle (functions of the registers)."""
+        st = self.state
+        run = st == RUN
+        r0, r1, r2 = self.readers
+        a_valid = r0.req_valid and run
+        own2 = self._own2()
+        b_valid, b_row = False, 0
+        if run:
+            b_valid = r2.req_valid if own2 else r1.req_valid
+            b_row = (r2 if own2 else r1).irow if b_valid else 0
+        elif st == TAIL_REQ:
+            b_valid, b_row = True, self.tail_row
+        w = self.writer
+        return VectorOutputs(
+            cmd_ready=int(st == IDLE), done_valid=int(st == DONE), done_fault=self.fault if st == DONE else 0,
+            rd_a_valid=int(a_valid), rd_a_row=r0.irow if a_valid else 0,
+            rd_b_valid=int(b_valid), rd_b_row=b_row,
+            wr_valid=int(w.wv), wr_row=w.wrow if w.wv else 0, wr_be=w.wbe if w.wv else 0,
+            state=st, v0=int(self.v0), v1=int(self.v1), v2=int(self.v2), it=self.it)
+
+    def _own2(self):
+        r1, r2 = self.readers[1], self.readers[2]
+        if self.b_hold:
+            return self.b_hold_own
+        return r2.req_valid and (not r1.req_valid or self.b_prio)
+
+    def edge(self, *, ready_a=1, ready_b=1, ready_w=1, done_ready=1, cmd=None):
+        """Advance one clock edge. `cmd` = (mnemonic, fields) when ``cmd.valid`` is
+        high in this cycle."""
+        st = self.state
+        run = st == RUN
+        r0, r1, r2 = self.readers
+        w = self.writer
+        p = self.p
+
+        # port A / B transfers this cycle, responses due this cycle
+        a_valid = r0.req_valid and run
+        a_fire = a_valid and ready_a
+        own2 = self._own2()
+        want1, want2 = r1.req_valid, r2.req_valid
+        b_valid = (want2 if own2 else want1) if run else False
+        b_fire = b_valid and ready_b
+        rsp_a, rsp_b = self.a_pend, self.b_pend
+        rsp1 = rsp_b and run and not self.b_pend_own
+        rsp2 = rsp_b and run and self.b_pend_own
+
+        # pipeline
+        out_ready = w.in_ready(ready_w) and run
+        take2 = self.v2 and out_ready
+        adv1 = self.v1 and (not self.v2 or take2)
+        occ = p.occ if p else 1
+        last_it = self.it == occ - 1
+        fin = self.v0 and last_it and (not self.v1 or adv1)
+        step = self.v0 and not last_it
+        s0_free = not self.v0 or fin
+
+        load, takes, dnib = False, [0, 0, 0], 0
+        if run and self.eleft:
+            e, nib = self._beat()
+            full = self.eleft >= e
+            need = {s: nib[s] if full else self.readers[s].left for s in p.sources}
+            have = all(self.readers[s].avail >= need[s] for s in p.sources)
+            if have and s0_free:
+                load = True
+                for s in p.sources:
+                    takes[s] = need[s]
+                dnib = nib[D] if full else self.dleft
+                self.eleft = self.eleft - e if full else 0
+                self.dleft -= dnib
+
+        # writer edge (uses the S2 register as it is this cycle)
+        w_in_valid, w_cnt = self.v2 and run, self.o_cnt
+        starts = {}
+
+        # control FSM
+        nxt = st
+        if st == IDLE:
+            if cmd is not None:
+                self.pending_cmd = cmd
+                self.p = plan(*cmd)
+                self.fault = 0
+                nxt = UNIT
+        elif st == UNIT:
+            if p.unit_fault:
+                nxt, self.fault = DONE, int(Fault.UNSUPPORTED_UNIT)
+            else:
+                nxt, self.ck = OVERLAP, p.sources[0]
+        elif st == OVERLAP:
+            later = [s for s in p.sources if s > self.ck]
+            if self._ov_bad(self.ck):
+                nxt, self.fault = DONE, int(Fault.ILLEGAL_OPERAND)
+            elif later:
+                self.ck = later[0]
+            else:
+                nxt, self.ck = RANGE, D
+        elif st == RANGE:
+            later = [s for s in p.sources if self.ck == D or s > self.ck]
+            if self._range_bad(self.ck):
+                nxt, self.fault = DONE, int(Fault.ADDRESS_RANGE)
+            elif later:
+                self.ck = later[0]
+            else:
+                nxt = PREP
+        elif st == PREP:
+            for s in p.sources:
+                starts[s] = (2 * p.addr[s], p.n * p.units[s].bits // 4)
+            dst_nib = p.n * p.units[D].bits // 4
+            starts["w"] = (2 * p.addr[D], dst_nib)
+            self.eleft, self.dleft = p.n, dst_nib
+            odd = p.units[D].bits == 4 and p.n % 2
+            self.tail_row = (p.addr[D] + p.n // 2) // self.R
+            nxt = TAIL_REQ if odd else RUN
+        elif st == TAIL_REQ:
+            if ready_b:
+                nxt = TAIL_RSP
+        elif st == TAIL_RSP:
+            nxt = RUN
+        elif st == RUN:
+            if w.done:
+                nxt = DONE
+        elif st == DONE:
+            if done_ready:
+                nxt = IDLE
+
+        # port B arbitration registers
+        if run:
+            self.b_hold, self.b_hold_own = b_valid and not ready_b, own2
+            if b_fire:
+                self.b_prio, self.b_pend_own = not own2, own2
+        else:
+            self.b_hold = self.b_prio = False
+        self.a_pend, self.b_pend = a_fire, (b_fire or (st == TAIL_REQ and ready_b))
+
+        # readers
+        for s, (r, fire, rsp) in enumerate(((r0, a_fire, rsp_a),
+                                            (r1, b_fire and not own2, rsp1), (r2, b_fire and own2, rsp2))):
+            if fire:
+                r.irow += 1
+            if rsp:
+                r.rrow += 1
+            if s in starts:
+                r.start(*starts[s])
+            else:
+                r.pos += takes[s]
+
+        # writer
+        if "w" in starts:
+            w.edge(False, 0, ready_w)
+            w.start(*starts["w"])
+        else:
+            w.edge(w_in_valid, w_cnt, ready_w)
+
+        # pipeline registers (every right-hand side is this cycle's value)
+        d0, d1 = self.d0, self.d1
+        if adv1:
+            self.v2, self.o_cnt = True, d1
+        elif take2:
+            self.v2 = False
+        if fin:
+            self.it, self.v1, self.d1 = 0, True, d0
+        else:
+            if step:
+                self.it += 1
+            if adv1:
+                self.v1 = False
+        if load:
+            self.v0, self.d0 = True, dnib
+        elif fin:
+            self.v0 = False
+        self.state = nxt

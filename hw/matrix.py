@@ -1,0 +1,316 @@
+"""The matrix engine: Matrix_Mul (BASE group 0b1011, code 0) and CONV2D (AI group
+0b10, code 0); docs/isa-decisions.md D-MATMUL, D-CONV, D-CONV-IMM, D-MATMUL-READS,
+D-PRECEDENCE, D-OVERLAP; golden/semantics/matrix.py; the design is described in
+docs/matrix-unit.md.
+
+`MatrixEngine(config)` takes one command at a time on ``cmd`` (the raw operand
+table and its AS; it works from the held command and takes it when finished, like
+the data-move engine), checks every operand as the golden model does, computes
+the convolution on an ``N x N`` weight-stationary systolic array (``N =
+config.array_n``) and answers on ``done`` with the fault code. Memory ports:
+``rd_a`` (activations; one row per cycle), ``rd_b`` (weights, padding values,
+CONV2D parameters) and ``wr`` (results). ``rd_a`` and ``rd_b`` must be on
+different physical read ports of the memory system for full speed.
+
+Units (`refuses`): feature map and weights s8, u8, s16, u16 (held exactly as
+17-bit operands of one 18 x 18 multiplier per PE); Matrix_Mul results s32/u32;
+CONV2D results any integer unit, parameter units 8/16/32-bit integers. Floats,
+32/64-bit feature-map or weight units and 64-bit parameter units are refused
+(UNSUPPORTED_UNIT, before any other check). int4 is not refused: the golden model
+makes it ILLEGAL_OPERAND in every unit field of both instructions, and so does the
+engine.
+
+Structure (one unit per file):
+
+* `MatrixSetup` (hw/matrix_setup.py): the checks in the golden order and the
+  constants of the walk (about 90 cycles);
+* `ActivationAGU`, `WeightLoader` (hw/matrix_agu.py): im2col on the fly, the
+  loop nest block of positions / kernel group / tile (ky, kx, c0) / position;
+* two `VectorGather` (hw/matrix_gather.py): memory rows to lane vectors, with a
+  per-lane row cache (A) and coalescing;
+* `SystolicArray` (hw/systolic.py): PEs ``pe_<r>_<c>``, two weight banks, so the
+  next tile loads while the current one computes;
+* the accumulator memory (here): two banks of ``pb`` positions x N exact
+  53-bit sums, read-modify-written one position per cycle at the array's output;
+* `MatrixDrain` (hw/matrix_drain.py) with the `Requantiser` (hw/requant.py);
+* `VectorWriter` (hw/matrix_writer.py).
+
+Double buffering: the weight banks of the PEs (tile t + 1 loads while tile t
+computes; the bank tag travels with every vector, so there is no bubble between
+tiles) and the accumulator banks (block b + 1 accumulates while block b drains).
+
+Latency: setup (about 90 cycles), then the first tile load (about N + 4 cycles),
+then the passes; the last block drains after the array (2N - 1 cycles) and the
+accumulator stage. Throughput: N * N MACs per cycle while every activation vector
+needs at most one memory row (NHWC with channels in one row; see
+docs/matrix-unit.md for the measured utilisation).
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from xdsa.golden import isa
+from xdsa.golden.isa import DataUnit
+
+from . import fields as F
+from .bus import EngineCmd, EngineDone, ReadPort, WritePort, row_addr_bits
+from .matrix_agu import ActivationAGU, KIND_PAD, KIND_PARAM, KIND_WEIGHT, WeightLoader
+from .matrix_drain import MatrixDrain
+from .matrix_gather import VectorGather
+from .matrix_setup import MatrixSetup, OperandFields
+from .matrix_writer import VectorWriter
+from .requant import ACC_BITS, PARAM_BITS, sat_bounds
+from .systolic import OP_BITS, SystolicArray
+
+__all__ = ["OPCODES", "refuses", "MatrixEngine"]
+
+OPCODES = ("matrix_mul", "conv2d")
+
+_OPERAND_UNITS = {DataUnit.U8, DataUnit.S8, DataUnit.U16, DataUnit.S16, DataUnit.U4, DataUnit.S4}
+
+
+def refuses(config, op, fields):
+    """The reason the engine refuses an instruction's units (UNSUPPORTED_UNIT), or None."""
+    def unit(name):
+        code = fields.get(name, 0)
+        return DataUnit(code) if code <= max(DataUnit) else None
+
+    for name in ("fm_unit", "w_unit"):
+        u = unit(name)
+        if u is not None and u not in _OPERAND_UNITS:
+            return (f"{name} = {u.mnemonic}: the {config.array_n} x {config.array_n} array multiplies "
+                    f"8- and 16-bit integers only")
+    u = unit("result_unit")
+    if u is not None and u.is_float:
+        return f"result_unit = {u.mnemonic}: the matrix engine writes integer results only"
+    if op.mnemonic == "conv2d":
+        for name in ("bias_unit", "mul_unit", "scale_unit"):
+            u = unit(name)
+            if u is not None and (u.is_float or u.bits == 64):
+                return (f"{name} = {u.mnemonic}: the requantisation takes 8-, 16- and 32-bit integer "
+                        f"parameters only")
+    return None
+
+
+class MatrixEngine(wiring.Component):
+    """Matrix_Mul and CONV2D for one `CoreConfig` (module docstring). ``pb`` is the
+    number of output positions per accumulator bank (a power of two; default 8 N)."""
+
+    def __init__(self, config, *, pb=None):
+        n = config.array_n
+        if n < 1 or n & (n - 1):
+            raise ValueError(f"array_n must be a power of two, not {n!r}")
+        pb = pb if pb is not None else 8 * n
+        if pb < 2 or pb & (pb - 1):
+            raise ValueError(f"pb must be a power of two of at least 2, not {pb!r}")
+        self.config, self.n, self.pb = config, n, pb
+        self._ops = [isa.by_mnemonic(mn) for mn in OPCODES]
+        self.table_bits = F.table_bits(self._ops)
+        abits = row_addr_bits(config.rows)
+        super().__init__({
+            "cmd": In(stream.Signature(EngineCmd(self.table_bits))),
+            "done": Out(stream.Signature(EngineDone)),
+            "rd_a": Out(ReadPort(addr_bits=abits, row_bits=config.row_bits)),
+            "rd_b": Out(ReadPort(addr_bits=abits, row_bits=config.row_bits)),
+            "wr": Out(WritePort(addr_bits=abits, row_bits=config.row_bits)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg, n, pb = self.config, self.n, self.pb
+        lpb = exact_log2(pb)
+
+        m.submodules.setup = setup = MatrixSetup(cfg)
+        AW = setup.addr_bits
+        m.submodules.agu = agu = ActivationAGU(n=n, pb=pb, addr_bits=AW)
+        m.submodules.wload = wl = WeightLoader(n=n, pb=pb, addr_bits=AW)
+        m.submodules.gather_a = ga = VectorGather(cfg, lanes=n, max_bytes=2, value_bits=OP_BITS,
+                                                  side=agu.side_layout)
+        m.submodules.gather_b = gb = VectorGather(cfg, lanes=n, max_bytes=4, value_bits=PARAM_BITS,
+                                                  side=wl.side_layout)
+        m.submodules.array = arr = SystolicArray(n)
+        m.submodules.drain = dr = MatrixDrain(n=n, pb=pb, addr_bits=AW)
+        m.submodules.writer = wrt = VectorWriter(cfg, lanes=n, addr_bits=AW)
+        m.submodules.acc = acc = Memory(shape=data.ArrayLayout(signed(ACC_BITS), n), depth=2 * pb, init=[])
+        acc_w = acc.write_port()
+        acc_rmw = acc.read_port(transparent_for=(acc_w,))
+        acc_rd = acc.read_port()
+
+        # --- the command's fields ------------------------------------------------------------
+        cmd = self.cmd.payload
+        conv = cmd.section_ai
+        mm_op, cv_op = self._ops
+        f = Signal(OperandFields)
+        for name in OperandFields.members:
+            if name == "conv":
+                m.d.comb += f.conv.eq(conv)
+                continue
+            vals = []
+            for op in (mm_op, cv_op):
+                names = {x.name for x in op.table.resolve(32).fields}
+                vals.append(F.field(cmd.table, cmd.as_code, op, name) if name in names else Const(0, 1))
+            m.d.comb += getattr(f, name).eq(Mux(conv, vals[1], vals[0]))
+        m.d.comb += setup.f.eq(f)
+        g = setup.out
+
+        # --- memory ports ----------------------------------------------------------------------
+        wiring.connect(m, ga.rd, wiring.flipped(self.rd_a))
+        wiring.connect(m, gb.rd, wiring.flipped(self.rd_b))
+        wiring.connect(m, wrt.wr, wiring.flipped(self.wr))
+        wiring.connect(m, dr.wvec, wrt.vec)
+
+        # --- walkers -------------------------------------------------------------------------
+        m.d.comb += [agu.geo.eq(g), wl.geo.eq(g), wl.pad_pc.eq(f.padding_mode == 1),
+                     wl.pad_addr.eq(f.padding_addr[:AW])]
+        wiring.connect(m, agu.req, ga.req)
+
+        # gather B serves the weight loader first, then the drain's parameter requests
+        with m.If(wl.req.valid):
+            m.d.comb += [gb.req.valid.eq(1), gb.req.payload.eq(wl.req.payload), wl.req.ready.eq(gb.req.ready)]
+        with m.Else():
+            m.d.comb += [gb.req.valid.eq(dr.preq.valid), gb.req.payload.eq(dr.preq.payload),
+                         dr.preq.ready.eq(gb.req.ready)]
+
+        # --- weight banks: FREE -> LOADING (loader) -> READY (last vector in) -> FREE (pass issued)
+        FREE, LOADING, READY = 0, 1, 2
+        wstate = [Signal(2, name=f"wbank{b}_state") for b in range(2)]
+        inflight = [Signal(range(pb + 64), name=f"wbank{b}_inflight") for b in range(2)]
+        pad_bank = [[Signal(signed(OP_BITS), name=f"pad{b}_{i}") for i in range(n)] for b in range(2)]
+        bside = gb.out_side
+        for b in range(2):
+            m.d.comb += [agu.w_ready[b].eq(wstate[b] == READY),
+                         wl.w_free[b].eq((wstate[b] == FREE) & (inflight[b] == 0))]
+            with m.If(wl.w_load[b]):
+                m.d.sync += wstate[b].eq(LOADING)
+            with m.If(gb.out_valid & (bside.kind != KIND_PARAM) & bside.last & (bside.bank == b)):
+                m.d.sync += wstate[b].eq(READY)
+            with m.If(agu.w_done[b]):
+                m.d.sync += wstate[b].eq(FREE)
+            with m.If(gb.out_valid & (bside.kind == KIND_PAD) & (bside.bank == b)):
+                m.d.sync += [pad_bank[b][i].eq(gb.out_vals[i]) for i in range(n)]
+        m.d.comb += [
+            arr.w_we.eq(gb.out_valid & (bside.kind == KIND_WEIGHT)),
+            arr.w_bank.eq(bside.bank), arr.w_col.eq(bside.col),
+        ]
+        for i in range(n):
+            m.d.comb += arr.w_data[i].eq(gb.out_vals[i])
+        m.d.comb += [dr.pdel_valid.eq(gb.out_valid), dr.pdel_vals.eq(gb.out_vals), dr.pdel_side.eq(bside)]
+
+        # --- activations into the array --------------------------------------------------------
+        aside = ga.out_side
+        pad_imm = Signal(signed(OP_BITS))
+        with m.Switch(f.fm_unit):
+            for u in (DataUnit.U8, DataUnit.S8, DataUnit.U16, DataUnit.S16):
+                with m.Case(int(u)):
+                    raw = f.padding_addr[:u.bits]
+                    m.d.comb += pad_imm.eq(raw.as_signed() if u.signed else raw)
+        for i in range(n):
+            pad = Mux(f.padding_mode == 1, Mux(aside.wbank, pad_bank[1][i], pad_bank[0][i]), pad_imm)
+            m.d.comb += arr.x[i].eq(Mux(ga.out_valid, Mux(aside.fill[i], pad, ga.out_vals[i]), 0))
+        m.d.comb += arr.x_bank.eq(aside.wbank)
+
+        # the vector's bookkeeping follows it through the array
+        SB = data.StructLayout({"valid": 1, "wbank": 1, "abank": 1, "idx": lpb, "first": 1, "last": 1})
+        sb_in = Signal(SB)
+        m.d.comb += [sb_in.valid.eq(ga.out_valid), sb_in.wbank.eq(aside.wbank), sb_in.abank.eq(aside.abank),
+                     sb_in.idx.eq(aside.idx), sb_in.first.eq(aside.first), sb_in.last.eq(aside.last)]
+        sb = sb_in
+        for k in range(arr.latency):
+            d = Signal(SB, name=f"sb_{k}")
+            m.d.sync += d.eq(sb)
+            sb = d
+
+        issued = agu.req.valid & agu.req.ready
+        for b in range(2):
+            inc = issued & (agu.req.payload.side.wbank == b)
+            dec = sb.valid & (sb.wbank == b)
+            m.d.sync += inflight[b].eq(inflight[b] + inc - dec)
+
+        # --- accumulate ------------------------------------------------------------------------
+        s_sums = Signal(data.ArrayLayout(signed(arr.psum_width), n))
+        s_sb = Signal(SB)
+        m.d.sync += [s_sums.eq(arr.sums), s_sb.eq(sb)]
+        m.d.comb += [acc_rmw.addr.eq(Cat(sb.idx, sb.abank)), acc_rmw.en.eq(1),
+                     acc_w.addr.eq(Cat(s_sb.idx, s_sb.abank)), acc_w.en.eq(s_sb.valid)]
+        for j in range(n):
+            m.d.comb += acc_w.data[j].eq(Mux(s_sb.first, 0, acc_rmw.data[j]) + s_sums[j])
+
+        # --- accumulator banks: FREE -> COMPUTE (block starts) -> FULL (last sum in) -> FREE (drained)
+        AFREE, COMPUTE, FULL = 0, 1, 2
+        astate = [Signal(2, name=f"abank{b}_state") for b in range(2)]
+        for b in range(2):
+            m.d.comb += [agu.acc_free[b].eq(astate[b] == AFREE), dr.full[b].eq(astate[b] == FULL)]
+            with m.If(agu.acc_take[b]):
+                m.d.sync += [astate[b].eq(COMPUTE), dr.desc[b].eq(agu.desc)]
+            with m.If(s_sb.valid & s_sb.last & (s_sb.abank == b)):
+                m.d.sync += astate[b].eq(FULL)
+            with m.If(dr.free[b]):
+                m.d.sync += astate[b].eq(AFREE)
+        m.d.comb += [acc_rd.addr.eq(dr.acc_addr), acc_rd.en.eq(dr.acc_en), dr.acc_data.eq(acc_rd.data)]
+
+        # --- drain parameters --------------------------------------------------------------------
+        P = dr.p
+        m.d.comb += [
+            P.conv.eq(conv), P.dst.eq(f.dst[:AW]), P.res_lsz.eq(g.res_lsz), P.out_is.eq(g.out_is),
+            P.out_ik.eq(g.out_ik), P.clip_min.eq(f.clip_min.as_signed()), P.clip_max.eq(f.clip_max.as_signed()),
+        ]
+        with m.Switch(f.result_unit):
+            for u in DataUnit:
+                if u.is_int and u.bits >= 8:
+                    lo, hi = sat_bounds(u)
+                    with m.Case(int(u)):
+                        m.d.comb += [P.sat_lo.eq(lo), P.sat_hi.eq(hi)]
+        units = {"bias": f.bias_unit, "mul": f.mul_unit, "scale": f.scale_unit}
+        addrs = {"bias": f.bias_addr, "mul": f.mul_addr, "shift": f.shift_addr, "scale": f.scale_o_addr}
+        for p in ("bias", "mul", "shift", "scale"):
+            m.d.comb += [getattr(P, f"{p}_mode").eq(Mux(conv, getattr(f, f"{p}_mode"), 0)),
+                         getattr(P, f"{p}_addr").eq(addrs[p][:AW])]
+            if p == "shift":
+                m.d.comb += [P.shift_lsz.eq(0), P.shift_signed.eq(0), P.shift_imm.eq(addrs[p][:8])]
+                continue
+            with m.Switch(units[p]):
+                for u in DataUnit:
+                    if u.is_int and 8 <= u.bits <= 32:
+                        with m.Case(int(u)):
+                            raw = addrs[p][:u.bits]
+                            m.d.comb += [getattr(P, f"{p}_lsz").eq(exact_log2(u.bits // 8)),
+                                         getattr(P, f"{p}_signed").eq(u.signed),
+                                         getattr(P, f"{p}_imm").eq(raw.as_signed() if u.signed else raw)]
+
+        # --- control -----------------------------------------------------------------------------
+        fault = Signal(8)
+        m.d.comb += self.done.payload.fault.eq(fault)
+        start = Signal()
+        m.d.comb += [agu.start.eq(start), wl.start.eq(start), dr.start.eq(start),
+                     ga.flush.eq(start), gb.flush.eq(start)]
+        finished = (agu.done & wl.done & (dr.drained == agu.blocks) & ~dr.busy & ~wrt.busy
+                    & (astate[0] == AFREE) & (astate[1] == AFREE))
+        with m.FSM(name="ctl"):
+            with m.State("IDLE"):
+                with m.If(self.cmd.valid):
+                    m.d.comb += setup.start.eq(1)
+                    m.next = "SETUP"
+            with m.State("SETUP"):
+                with m.If(setup.done):
+                    m.d.sync += fault.eq(setup.fault)
+                    with m.If(setup.fault != 0):
+                        m.next = "FINISH"
+                    with m.Else():
+                        m.d.comb += start.eq(1)
+                        m.d.sync += [wstate[0].eq(FREE), wstate[1].eq(FREE), inflight[0].eq(0),
+                                     inflight[1].eq(0), astate[0].eq(AFREE), astate[1].eq(AFREE)]
+                        m.next = "RUN"
+            with m.State("RUN"):
+                with m.If(finished):
+                    m.next = "FINISH"
+            with m.State("FINISH"):
+                m.d.comb += self.cmd.ready.eq(1)
+                m.next = "DONE"
+            with m.State("DONE"):
+                m.d.comb += self.done.valid.eq(1)
+                with m.If(self.done.ready):
+                    m.next = "IDLE"
+        return m

@@ -1,0 +1,320 @@
+"""Address generation for the matrix engine (im2col on the fly): the activation walk
+and the weight-tile loader (hw/matrix.py; D-MATMUL).
+
+Both walk the same loop nest, fixed by the weight-stationary dataflow:
+
+    for each block of Pb output positions          (p0 = 0, Pb, 2 Pb, ...)
+      for each group of N kernels                  (k0 = 0, N, ...)        -> one accumulator bank
+        for each tile (ky, kx, c0)                 (c0 = 0, N, ...; c fastest) -> one pass
+          for each position p in the block         -> one activation vector
+
+A tile is N consecutive input channels at one kernel position (ky, kx); its
+N x N weights (N channels x N kernels) sit in the array for one pass, while the
+activation vectors of the block's positions stream through. The reduction
+order (ky, kx, c) differs from the golden model's (c, ky, kx) for NCHW, which
+does not matter: integer sums are exact (or exact modulo 2**32).
+
+`ActivationAGU` issues one gather request per position and pass: lane ``i`` is
+channel ``c0 + i`` of input pixel (y, x) = (oy*V + ky - T, ox*S + kx - L), at byte
+address ``fm - T*ls - L*xs + oy*(V*ls) + ox*(S*xs) + ky*ls + kx*xs + (c0+i)*cs``,
+with ``cs``/``xs`` the channel and pixel strides of the data format; a pixel
+outside the map gives no read and the lanes take the padding values (``fill``).
+Every address is kept modulo 2**addr_bits with adders only (the checked operand
+extent guarantees the addresses of the pixels inside the map are exact). It
+waits for the pass's weight bank (``w_ready``) and, at the start of a block, for a
+free accumulator bank (``acc_free``), and tells the engine when a pass has issued
+its last vector (``w_done``) and when a block starts (``acc_take`` with `BlockDesc`).
+Throughput: one request per cycle (no bubble between passes or blocks when the
+banks are ready).
+
+`WeightLoader` walks the same passes and, for each, once the engine reports the
+pass's bank free (``w_free``: not loaded, no vector using it in flight), issues one
+request per kernel column (kernel k0 + j: weight (k0 + j, c0 + i, ky, kx) in lane
+i) and, with per-channel padding, one for the tile's padding values. One request
+per cycle.
+"""
+
+from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from .matrix_gather import gather_request
+from .matrix_setup import SetupOutputs
+
+__all__ = ["ActSide", "WSide", "BlockDesc", "ActivationAGU", "WeightLoader", "lane_mask"]
+
+KIND_WEIGHT, KIND_PAD, KIND_PARAM = 0, 1, 2
+
+
+def ActSide(n, pb):
+    return data.StructLayout({
+        "wbank": unsigned(1), "abank": unsigned(1), "idx": unsigned(max(1, exact_log2(pb))),
+        "first": unsigned(1), "last": unsigned(1), "fill": unsigned(n),
+    })
+
+
+def WSide(n):
+    return data.StructLayout({
+        "kind": unsigned(2), "col": unsigned(max(2, ceil_log2(n))), "bank": unsigned(1), "last": unsigned(1),
+    })
+
+
+def BlockDesc(n, pb, addr_bits):
+    return data.StructLayout({
+        "nb": unsigned(exact_log2(pb) + 1),          # positions in the block
+        "k0": unsigned(13),
+        "nk": unsigned(ceil_log2(n + 1)),            # kernels in the group
+        "idx": unsigned(addr_bits),                  # output element index of (p0, k0)
+    })
+
+
+def lane_mask(m, count, n, name):
+    """n-bit mask of the first `count` lanes (count <= n)."""
+    s = Signal(n, name=name)
+    for i in range(n):
+        m.d.comb += s[i].eq(count > i)
+    return s
+
+
+def _min(a, b):
+    return Mux(a < b, a, b)
+
+
+class _Tiles:
+    """The (ky, kx, c0) tile counters with the byte offsets two strides give them:
+    ``pk_off = ky * ls + kx * xs`` and ``c_off = c0 * cs``."""
+
+    def __init__(self, m, prefix, aw):
+        self.m = m
+        self.ky = Signal(5, name=f"{prefix}_ky")
+        self.kx = Signal(5, name=f"{prefix}_kx")
+        self.c0 = Signal(13, name=f"{prefix}_c0")
+        self.ky_off = Signal(aw, name=f"{prefix}_ky_off")
+        self.pk_off = Signal(aw, name=f"{prefix}_pk_off")
+        self.c_off = Signal(aw, name=f"{prefix}_c_off")
+
+    def first(self):
+        return (self.ky == 0) & (self.kx == 0) & (self.c0 == 0)
+
+    def last(self, g, n):
+        return (self.ky == g.KH - 1) & (self.kx == g.KW - 1) & (self.c0 + n >= g.C)
+
+    def reset(self):
+        return [self.ky.eq(0), self.kx.eq(0), self.c0.eq(0), self.ky_off.eq(0), self.pk_off.eq(0),
+                self.c_off.eq(0)]
+
+    def advance(self, g, n, ls, xs, cs_n):
+        """Statements moving to the next tile (wrapping to the first after the last)."""
+        m = self.m
+        with m.If(self.c0 + n < g.C):
+            m.d.sync += [self.c0.eq(self.c0 + n), self.c_off.eq(self.c_off + cs_n)]
+        with m.Else():
+            m.d.sync += [self.c0.eq(0), self.c_off.eq(0)]
+            with m.If(self.kx + 1 < g.KW):
+                m.d.sync += [self.kx.eq(self.kx + 1), self.pk_off.eq(self.pk_off + xs)]
+            with m.Else():
+                m.d.sync += self.kx.eq(0)
+                with m.If(self.ky + 1 < g.KH):
+                    m.d.sync += [self.ky.eq(self.ky + 1), self.ky_off.eq(self.ky_off + ls),
+                                 self.pk_off.eq(self.ky_off + ls)]
+                with m.Else():
+                    m.d.sync += [self.ky.eq(0), self.ky_off.eq(0), self.pk_off.eq(0)]
+
+
+class ActivationAGU(wiring.Component):
+    """The activation walk (module docstring)."""
+
+    def __init__(self, *, n, pb, addr_bits):
+        self.n, self.pb, self.addr_bits = n, pb, addr_bits
+        self.side_layout = ActSide(n, pb)
+        super().__init__({
+            "start": In(1),
+            "geo": In(SetupOutputs(addr_bits)),
+            "req": Out(stream.Signature(gather_request(n, addr_bits, self.side_layout))),
+            "w_ready": In(2),
+            "w_done": Out(2),
+            "acc_free": In(2),
+            "acc_take": Out(2),
+            "desc": Out(BlockDesc(n, pb, addr_bits)),
+            "blocks": Out(32),                   # blocks started so far
+            "done": Out(1),                      # every vector issued
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n, pb, AW = self.n, self.pb, self.addr_bits
+        g = self.geo
+        ln, lpb = exact_log2(n), exact_log2(pb)
+        tl = _Tiles(m, "act", AW)
+
+        # positions: block start (blk_*) and current (cur_*)
+        names = ("oy", "ox", "rowbase", "xoff", "y", "x")
+        widths = (14, 14, AW, AW, 14, 14)
+        blk = {k: Signal(w, name=f"blk_{k}") for k, w in zip(names, widths)}
+        cur = {k: Signal(w, name=f"cur_{k}") for k, w in zip(names, widths)}
+        nxt = {k: Signal(w, name=f"nxt_{k}") for k, w in zip(names, widths)}
+        wrap = cur["ox"] + 1 == g.Wo
+        m.d.comb += [
+            nxt["ox"].eq(Mux(wrap, 0, cur["ox"] + 1)),
+            nxt["oy"].eq(Mux(wrap, cur["oy"] + 1, cur["oy"])),
+            nxt["rowbase"].eq(Mux(wrap, cur["rowbase"] + g.act_vls, cur["rowbase"])),
+            nxt["xoff"].eq(Mux(wrap, 0, cur["xoff"] + g.act_sxs)),
+            nxt["y"].eq(Mux(wrap, cur["y"] + g.V, cur["y"])),
+            nxt["x"].eq(Mux(wrap, 0, cur["x"] + g.S)),
+        ]
+
+        i = Signal(lpb + 1)                          # position within the block
+        p0 = Signal(27)                              # first position of the block
+        k0 = Signal(13)
+        p_is = Signal(AW)                            # p0 * out_is
+        k_ik = Signal(AW)                            # k0 * out_ik
+        wb = Signal()                                # weight bank of the pass
+        ab = Signal()                                # accumulator bank of the block
+        new_block = Signal()                         # the next vector starts a block
+        running = Signal()
+        blocks = Signal(32)
+        nb = Signal(lpb + 1)
+        m.d.comb += nb.eq(_min(g.n_pos - p0, pb))
+
+        # the request
+        py = Signal(signed(16))
+        px = Signal(signed(16))
+        m.d.comb += [py.eq(cur["y"] + tl.ky - g.T), px.eq(cur["x"] + tl.kx - g.L)]
+        inside = (py >= 0) & (py < g.H) & (px >= 0) & (px < g.W)
+        lanes = lane_mask(m, _min(g.C - tl.c0, n), n, "act_lanes")
+        last_pos = i + 1 == nb
+        last_tile = tl.last(g, n)
+        r = self.req.payload
+        m.d.comb += [
+            r.base.eq(cur["rowbase"] + cur["xoff"] + tl.pk_off + tl.c_off),
+            r.stride.eq(g.act_cs),
+            r.active.eq(Mux(inside, lanes, 0)),
+            r.lsz.eq(g.fm_lsz),
+            r.signed.eq(g.fm_signed),
+            r.side.wbank.eq(wb), r.side.abank.eq(ab), r.side.idx.eq(i),
+            r.side.first.eq(tl.first()), r.side.last.eq(last_tile & last_pos),
+            r.side.fill.eq(Mux(inside, 0, lanes)),
+        ]
+        can = running & self.w_ready.bit_select(wb, 1) & (~new_block | self.acc_free.bit_select(ab, 1))
+        m.d.comb += [self.req.valid.eq(can), self.blocks.eq(blocks), self.done.eq(~running)]
+        m.d.comb += [self.desc.nb.eq(nb), self.desc.k0.eq(k0), self.desc.nk.eq(_min(g.K - k0, n)),
+                     self.desc.idx.eq(p_is + k_ik)]
+
+        def set_pos(dst, src):
+            return [dst[k].eq(src[k]) for k in names]
+
+        with m.If(self.start):
+            m.d.sync += [running.eq(1), i.eq(0), p0.eq(0), k0.eq(0), p_is.eq(0), k_ik.eq(0),
+                         wb.eq(0), ab.eq(0), new_block.eq(1), blocks.eq(0), *tl.reset()]
+            init = {"oy": 0, "ox": 0, "rowbase": g.act_base0, "xoff": 0, "y": 0, "x": 0}
+            m.d.sync += [blk[k].eq(v) for k, v in init.items()] + [cur[k].eq(v) for k, v in init.items()]
+        with m.Elif(self.req.valid & self.req.ready):
+            with m.If(new_block):
+                m.d.comb += self.acc_take.eq(Mux(ab, 0b10, 0b01))
+                m.d.sync += [new_block.eq(0), blocks.eq(blocks + 1)]
+            with m.If(~last_pos):
+                m.d.sync += [i.eq(i + 1), *set_pos(cur, nxt)]
+            with m.Else():
+                # the pass ends: release its weight bank, go to the next tile
+                m.d.comb += self.w_done.eq(Mux(wb, 0b10, 0b01))
+                m.d.sync += [i.eq(0), wb.eq(~wb)]
+                tl.advance(g, n, g.act_ls, g.act_xs, (g.act_cs << ln)[:AW])
+                with m.If(~last_tile):
+                    m.d.sync += set_pos(cur, blk)
+                with m.Else():
+                    # the block ends: next kernel group, or next block of positions
+                    m.d.sync += [new_block.eq(1), ab.eq(~ab)]
+                    with m.If(k0 + n < g.K):
+                        m.d.sync += [k0.eq(k0 + n), k_ik.eq(k_ik + (g.out_ik << ln)), *set_pos(cur, blk)]
+                    with m.Else():
+                        m.d.sync += [k0.eq(0), k_ik.eq(0), p0.eq(p0 + pb), p_is.eq(p_is + (g.out_is << lpb)),
+                                     *set_pos(cur, nxt), *set_pos(blk, nxt)]
+                        with m.If(p0 + pb >= g.n_pos):
+                            m.d.sync += running.eq(0)
+        return m
+
+
+class WeightLoader(wiring.Component):
+    """The weight-tile loader (module docstring). ``pad_pc``: per-channel padding
+    values at ``pad_addr`` (one request per tile)."""
+
+    def __init__(self, *, n, pb, addr_bits):
+        self.n, self.pb, self.addr_bits = n, pb, addr_bits
+        self.side_layout = WSide(n)
+        super().__init__({
+            "start": In(1),
+            "geo": In(SetupOutputs(addr_bits)),
+            "pad_pc": In(1),
+            "pad_addr": In(addr_bits),
+            "req": Out(stream.Signature(gather_request(n, addr_bits, self.side_layout))),
+            "w_free": In(2),
+            "w_load": Out(2),
+            "done": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n, pb, AW = self.n, self.pb, self.addr_bits
+        g = self.geo
+        ln = exact_log2(n)
+        tl = _Tiles(m, "wl", AW)
+        p0 = Signal(27)
+        k0 = Signal(13)
+        kk_off = Signal(AW)                          # k0 * kls
+        jk_off = Signal(AW)                          # j * kls
+        j = Signal(range(n + 1))
+        pad_now = Signal()                           # issuing the pad request
+        wb = Signal()
+        running = Signal()
+        issuing = Signal()                           # inside a pass
+
+        nk = _min(g.K - k0, n)
+        lanes = lane_mask(m, _min(g.C - tl.c0, n), n, "wl_lanes")
+        r = self.req.payload
+        with m.If(pad_now):
+            m.d.comb += [
+                r.base.eq(self.pad_addr + (tl.c0 << g.fm_lsz)),
+                r.stride.eq(Const(1, 2) << g.fm_lsz), r.lsz.eq(g.fm_lsz), r.signed.eq(g.fm_signed),
+                r.side.kind.eq(KIND_PAD), r.side.last.eq(1),
+            ]
+        with m.Else():
+            m.d.comb += [
+                r.base.eq(g.w_base + kk_off + jk_off + tl.pk_off + tl.c_off),
+                r.stride.eq(g.w_cs), r.lsz.eq(g.w_lsz), r.signed.eq(g.w_signed),
+                r.side.kind.eq(KIND_WEIGHT), r.side.col.eq(j),
+                r.side.last.eq((j + 1 == nk) & ~self.pad_pc),
+            ]
+        m.d.comb += [r.active.eq(lanes), r.side.bank.eq(wb), self.req.valid.eq(issuing),
+                     self.done.eq(~running)]
+
+        with m.If(self.start):
+            m.d.sync += [running.eq(1), issuing.eq(0), p0.eq(0), k0.eq(0), kk_off.eq(0), jk_off.eq(0),
+                         j.eq(0), pad_now.eq(0), wb.eq(0), *tl.reset()]
+        with m.Elif(running & ~issuing):
+            with m.If(self.w_free.bit_select(wb, 1)):
+                m.d.comb += self.w_load.eq(Mux(wb, 0b10, 0b01))
+                m.d.sync += [issuing.eq(1), j.eq(0), jk_off.eq(0), pad_now.eq(0)]
+        with m.Elif(issuing & self.req.ready):
+            end = Signal()
+            with m.If(pad_now):
+                m.d.comb += end.eq(1)
+            with m.Elif(j + 1 == nk):
+                with m.If(self.pad_pc):
+                    m.d.sync += pad_now.eq(1)
+                with m.Else():
+                    m.d.comb += end.eq(1)
+            with m.Else():
+                m.d.sync += [j.eq(j + 1), jk_off.eq(jk_off + g.w_kls)]
+            with m.If(end):
+                m.d.sync += [issuing.eq(0), wb.eq(~wb)]
+                tl.advance(g, n, g.w_ky, g.w_pk, (g.w_cs << ln)[:AW])
+                with m.If(tl.last(g, n)):
+                    with m.If(k0 + n < g.K):
+                        m.d.sync += [k0.eq(k0 + n), kk_off.eq(kk_off + (g.w_kls << ln))]
+                    with m.Else():
+                        m.d.sync += [k0.eq(0), kk_off.eq(0), p0.eq(p0 + pb)]
+                        with m.If(p0 + pb >= g.n_pos):
+                            m.d.sync += running.eq(0)
+        return m
+

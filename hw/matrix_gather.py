@@ -1,0 +1,238 @@
+"""Vector gather for the matrix engine: turns one request (a base address, a lane
+stride and a lane mask) into a vector of ``lanes`` integer elements read from the
+data memory through one read port (bus.ReadPort).
+
+Lane ``i`` reads the element at byte address ``base + i * stride`` (modulo the
+address width: the engine only requests addresses it has range-checked), of
+``2**lsz`` bytes (1, 2 or 4, at most ``max_bytes``), little-endian, sign- or
+zero-extended to ``value_bits``. Lanes outside ``active`` read nothing and give 0.
+
+Microarchitecture
+-----------------
+
+* **Byte beats.** An element of ``e`` bytes is gathered in ``e`` beats, byte ``b``
+  of every lane in beat ``b`` (lane address + b). Every lane therefore extracts one
+  byte per beat from one row: a 32:1 byte multiplexer per lane is the whole
+  extraction network (a 2-byte funnel per lane would double it, and an element
+  crossing a row boundary needs no special case). 8-bit elements take one beat.
+* **Per-lane row cache.** Every lane keeps the last memory row it loaded
+  (``row_bytes`` bytes and its row index). A lane whose byte lies in its cached row
+  needs no read (a hit): in NCHW every lane walks along its own channel plane and
+  hits ``row_bytes / stride`` times in a row. The cache is coherent for a whole
+  instruction because D-OVERLAP forbids the destination to overlap anything the
+  instruction reads; ``flush`` invalidates it between instructions.
+* **Coalescing.** Each cycle the issue stage picks the row of the lowest lane that
+  still needs one and reads it once for every lane that needs that same row: the
+  lanes of an NHWC vector (consecutive channels) share one read. A beat whose
+  lanes need k distinct rows takes k cycles.
+* **Stages.** Issue (registered lane addresses, the read request); response (the
+  row goes into the caches of the lanes that asked for it, one cycle after the
+  request, as bus.py guarantees); extract (per lane the byte out of the cached row
+  into the element being assembled; the last byte completes ``out``,
+  combinationally). ``out`` has no back-pressure.
+
+Latency: 3 cycles from the ``req`` transfer to ``out_valid`` for 8-bit elements
+needing at most one read per beat (read port always ready), one more per extra
+byte. Throughput: one beat per cycle while every beat needs at most one row read
+(every lane a hit, or all misses in one row): one vector of 8-bit elements per
+cycle; otherwise one cycle per distinct row. ``side`` (any layout) travels with
+the request to ``out_side``.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from .bus import ReadPort, row_addr_bits
+
+__all__ = ["VectorGather", "gather_request"]
+
+
+def gather_request(lanes, addr_bits, side):
+    return data.StructLayout({
+        "base": unsigned(addr_bits),
+        "stride": unsigned(addr_bits),
+        "active": unsigned(lanes),
+        "lsz": unsigned(2),          # element bytes = 2**lsz
+        "signed": unsigned(1),
+        "side": side,
+    })
+
+
+class VectorGather(wiring.Component):
+    """See the module docstring. ``config`` gives the row width and memory size."""
+
+    def __init__(self, config, *, lanes, max_bytes, value_bits, side):
+        if max_bytes not in (1, 2, 4):
+            raise ValueError(f"max_bytes must be 1, 2 or 4, not {max_bytes!r}")
+        if value_bits < 8 * max_bytes + 1:
+            raise ValueError(f"value_bits ({value_bits}) cannot hold a sign-extended "
+                             f"{8 * max_bytes}-bit element")
+        self.config, self.lanes, self.max_bytes, self.value_bits = config, lanes, max_bytes, value_bits
+        self.side_layout = side
+        self.addr_bits = max(ceil_log2(config.mem_bytes), exact_log2(config.row_bytes) + 1)
+        super().__init__({
+            "flush": In(1),
+            "req": In(stream.Signature(gather_request(lanes, self.addr_bits, side))),
+            "out_valid": Out(1),
+            "out_vals": Out(data.ArrayLayout(signed(value_bits), lanes)),
+            "out_side": Out(side),
+            "rd": Out(ReadPort(addr_bits=row_addr_bits(config.rows), row_bits=config.row_bits)),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n, R = self.lanes, self.config.row_bytes
+        lR = exact_log2(R)
+        AW = self.addr_bits
+        RW = AW - lR                                 # row index bits
+        MB = self.max_bytes
+        BW = max(1, exact_log2(MB))                  # byte index bits
+        req = self.req.payload
+
+        # --- issue stage registers ------------------------------------------------------
+        v0 = Signal()                                # a vector is being issued
+        addr = [Signal(AW, name=f"addr_{i}") for i in range(n)]   # byte address of the current beat
+        active0 = Signal(n)
+        done0 = Signal(n)                            # lane served in this beat
+        bi = Signal(BW)                              # byte of the beat
+        lsz0 = Signal(2)
+        sgn0 = Signal()
+        side0 = Signal(self.side_layout)
+
+        # per-lane cache state
+        tag = [Signal(RW, name=f"tag_{i}") for i in range(n)]
+        tvalid = Signal(n)
+        cache = [Signal(8 * R, name=f"cache_{i}") for i in range(n)]
+
+        row = [a[lR:] for a in addr]
+        hit = Signal(n)
+        need = Signal(n)
+        for i in range(n):
+            m.d.comb += [
+                hit[i].eq(tvalid[i] & (tag[i] == row[i])),
+                need[i].eq(v0 & active0[i] & ~done0[i] & ~hit[i]),
+            ]
+        X = Signal(RW)                               # the row read this cycle
+        for i in reversed(range(n)):
+            with m.If(need[i]):
+                m.d.comb += X.eq(row[i])
+        match = Signal(n)
+        for i in range(n):
+            m.d.comb += match[i].eq(need[i] & (row[i] == X))
+        any_need = need.any()
+        issue = Signal()
+        m.d.comb += [
+            self.rd.req.valid.eq(any_need),
+            self.rd.req.payload.eq(X),
+            issue.eq(any_need & self.rd.req.ready),
+        ]
+        beat_end = Signal()                          # every lane has its byte of this beat
+        m.d.comb += beat_end.eq(v0 & ((need & ~Mux(issue, match, 0)) == 0))
+        last_byte = bi == ((Const(1, 3) << lsz0) - 1)[:BW]
+        vec_end = beat_end & last_byte
+
+        # --- response stage registers -----------------------------------------------------
+        s1_read = Signal()
+        s1_load = Signal(n)
+        s1_beat = Signal()
+        s1_last = Signal()
+        s1_bi = Signal(BW)
+        s1_off = [Signal(lR, name=f"s1_off_{i}") for i in range(n)]
+        s1_active = Signal(n)
+        s1_lsz = Signal(2)
+        s1_sgn = Signal()
+        s1_side = Signal(self.side_layout)
+
+        # --- extract stage registers ------------------------------------------------------
+        s2_beat = Signal()
+        s2_last = Signal()
+        s2_bi = Signal(BW)
+        s2_off = [Signal(lR, name=f"s2_off_{i}") for i in range(n)]
+        s2_active = Signal(n)
+        s2_lsz = Signal(2)
+        s2_sgn = Signal()
+        s2_side = Signal(self.side_layout)
+        elem = [Signal(max(1, 8 * (MB - 1)), name=f"elem_{i}") for i in range(n)]
+
+        # accept a new vector when the stage is empty or finishes this cycle
+        m.d.comb += self.req.ready.eq(~v0 | vec_end)
+        with m.If(issue):
+            for i in range(n):
+                with m.If(match[i]):
+                    m.d.sync += [tag[i].eq(X), tvalid[i].eq(1), done0[i].eq(1)]
+        with m.If(beat_end):
+            with m.If(last_byte):
+                m.d.sync += v0.eq(0)
+            with m.Else():
+                m.d.sync += [bi.eq(bi + 1), done0.eq(0)]
+                m.d.sync += [addr[i].eq(addr[i] + 1) for i in range(n)]
+        with m.If(self.req.valid & self.req.ready):
+            offs = _lane_offsets(m, req.stride, n, AW)
+            m.d.sync += [v0.eq(1), active0.eq(req.active), done0.eq(0), bi.eq(0),
+                         lsz0.eq(req.lsz), sgn0.eq(req.signed), side0.eq(req.side)]
+            m.d.sync += [addr[i].eq(req.base + offs[i]) for i in range(n)]
+        with m.If(self.flush):
+            m.d.sync += tvalid.eq(0)
+
+        m.d.sync += [
+            s1_read.eq(issue),
+            s1_load.eq(Mux(issue, match, 0)),
+            s1_beat.eq(beat_end),
+            s1_last.eq(vec_end),
+        ]
+        with m.If(beat_end):
+            m.d.sync += [s1_bi.eq(bi), s1_active.eq(active0), s1_lsz.eq(lsz0), s1_sgn.eq(sgn0),
+                         s1_side.eq(side0)]
+            m.d.sync += [s1_off[i].eq(addr[i][:lR]) for i in range(n)]
+
+        # response: fill the caches
+        for i in range(n):
+            with m.If(s1_read & s1_load[i]):
+                m.d.sync += cache[i].eq(self.rd.rsp.payload)
+        m.d.sync += [s2_beat.eq(s1_beat), s2_last.eq(s1_last)]
+        with m.If(s1_beat):
+            m.d.sync += [s2_bi.eq(s1_bi), s2_active.eq(s1_active), s2_lsz.eq(s1_lsz),
+                         s2_sgn.eq(s1_sgn), s2_side.eq(s1_side)]
+            m.d.sync += [s2_off[i].eq(s1_off[i]) for i in range(n)]
+
+        # extract: one byte per lane per beat
+        vb = self.value_bits
+        for i in range(n):
+            byte = Signal(8, name=f"byte_{i}")
+            m.d.comb += byte.eq(cache[i].word_select(s2_off[i], 8))
+            if MB > 1:
+                with m.If(s2_beat & ~s2_last):
+                    for b in range(MB - 1):
+                        with m.If(s2_bi == b):
+                            m.d.sync += elem[i][8 * b:8 * b + 8].eq(byte)
+            val = Signal(signed(vb), name=f"val_{i}")
+            with m.Switch(s2_lsz):
+                for k in range(exact_log2(MB) + 1):
+                    with m.Case(k):
+                        raw = Cat(elem[i][:8 * ((1 << k) - 1)], byte) if k else byte
+                        m.d.comb += val.eq(Mux(s2_sgn, raw.as_signed(), raw))
+            m.d.comb += self.out_vals[i].eq(Mux(s2_active[i], val, 0))
+        m.d.comb += [self.out_valid.eq(s2_last), self.out_side.eq(s2_side),
+                     self.busy.eq(v0 | s1_beat | s2_beat)]
+        return m
+
+
+def _lane_offsets(m, stride, n, width):
+    """[i * stride mod 2**width for i in range(n)] from shifts and adds."""
+    pw = [(stride << k)[:width] for k in range(max(1, ceil_log2(n)))]
+    offs = []
+    for i in range(n):
+        terms = [pw[k] for k in range(len(pw)) if i >> k & 1]
+        if not terms:
+            offs.append(Const(0, width))
+            continue
+        v = terms[0]
+        for t in terms[1:]:
+            v = (v + t)[:width]
+        s = Signal(width, name=f"lane_off_{i}")
+        m.d.comb += s.eq(v)
+        offs.append(s)
+    return offs

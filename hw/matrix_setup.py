@@ -1,0 +1,336 @@
+"""Operand checks and derived constants of the matrix engine (hw/matrix.py) for
+Matrix_Mul and CONV2D (docs/isa-decisions.md D-MATMUL, D-CONV, D-MATMUL-READS,
+D-PRECEDENCE, D-OVERLAP; golden/semantics/matrix.py `_prepare`).
+
+`MatrixSetup` starts on ``start`` with the instruction's fields (`OperandFields`,
+decoded by the engine from the held operand table) and answers ``done`` with
+``fault`` (0, UNSUPPORTED_UNIT, ILLEGAL_OPERAND or ADDRESS_RANGE) and, when the
+fault is 0, the constants the address generators need (``out``, `SetupOutputs`).
+
+Order (the golden model's):
+
+1. UNSUPPORTED_UNIT: the units `refuses` names (hw/matrix.py): float units
+   anywhere, 32/64-bit feature-map or weight units, 64-bit parameter units;
+2. ILLEGAL_OPERAND from the field values alone: data format 2/3, padding mode
+   2/3, a CONV2D parameter mode 3, int4 in any unit field, a Matrix_Mul result
+   that is not 32-bit, a kernel larger than the padded map;
+3. the geometry: H_out, W_out (serial division), and the byte extents of
+   everything the instruction reads and writes (serial multiplications);
+4. ILLEGAL_OPERAND for D-OVERLAP (the destination against each range read), then
+   ADDRESS_RANGE for every range (one range per cycle through one 66-bit
+   comparator pair).
+
+Datapath: one radix-4 shift-add multiplier (``a * b`` for a ``b`` of up to 26 bits,
+two bits per cycle) and one restoring divider (one quotient bit per cycle) shared
+by every step of an FSM generated from the step list below; LUT logic only.
+
+Latency: about 90 cycles for a passing instruction (faults found in step 1 or 2
+answer after 2 cycles).
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from xdsa.golden.isa import DataUnit, Fault
+
+__all__ = ["OperandFields", "SetupOutputs", "MatrixSetup", "NHWC", "NCHW"]
+
+NHWC, NCHW = 0, 1
+IMM, PER_CH, PER_ELEM = 0, 1, 2
+PARAMS = ("bias", "mul", "shift", "scale")
+
+# The instruction's fields, zero-extended to their widest AS width (CONV2D's own
+# fields are 0 for Matrix_Mul).
+OperandFields = data.StructLayout({
+    "conv": unsigned(1),
+    "fm": unsigned(64), "kernel": unsigned(64), "dst": unsigned(64),
+    "fm_unit": unsigned(4), "w_unit": unsigned(4), "result_unit": unsigned(4),
+    "bias_unit": unsigned(4), "mul_unit": unsigned(4), "scale_unit": unsigned(4),
+    "bias_mode": unsigned(2), "mul_mode": unsigned(2), "shift_mode": unsigned(2), "scale_mode": unsigned(2),
+    "data_format": unsigned(2),
+    "t_pad": unsigned(4), "b_pad": unsigned(4), "l_pad": unsigned(4), "r_pad": unsigned(4),
+    "h_stride": unsigned(4), "v_stride": unsigned(4),
+    "padding_mode": unsigned(2), "padding_addr": unsigned(64),
+    "bias_addr": unsigned(64), "mul_addr": unsigned(64), "shift_addr": unsigned(64), "scale_o_addr": unsigned(64),
+    "fm_surface_stride": unsigned(32), "fm_line_stride": unsigned(16),
+    "fm_c": unsigned(12), "fm_h": unsigned(12), "fm_w": unsigned(12),
+    "k_h": unsigned(4), "k_w": unsigned(4), "k_line_stride": unsigned(20), "k_num": unsigned(12),
+    "clip_max": unsigned(16), "clip_min": unsigned(16),
+})
+
+
+def SetupOutputs(addr_bits):
+    A = unsigned(addr_bits)
+    return data.StructLayout({
+        # geometry
+        "C": unsigned(13), "H": unsigned(13), "W": unsigned(13), "K": unsigned(13),
+        "KH": unsigned(5), "KW": unsigned(5), "V": unsigned(5), "S": unsigned(5),
+        "T": unsigned(4), "L": unsigned(4),
+        "Ho": unsigned(14), "Wo": unsigned(14), "n_pos": unsigned(27),
+        # units: log2 bytes and signedness
+        "fm_lsz": unsigned(2), "fm_signed": unsigned(1), "w_lsz": unsigned(2), "w_signed": unsigned(1),
+        "res_lsz": unsigned(2),
+        # activation walk (byte addresses modulo 2**addr_bits)
+        "act_base0": A,              # fm - T*ls - L*xs
+        "act_cs": A,                 # channel stride (lane stride)
+        "act_xs": A,                 # pixel stride
+        "act_ls": A,                 # line stride
+        "act_sxs": A,                # S * xs
+        "act_vls": A,                # V * ls
+        # weights
+        "w_base": A, "w_kls": A,
+        "w_pk": A,                   # bytes per kernel position (one step of kx)
+        "w_ky": A,                   # bytes per kernel row (one step of ky): KW * w_pk
+        "w_cs": A,                   # channel stride (lane stride)
+        # outputs (element indices): index(p, k) = p * out_is + k * out_ik
+        "out_is": A, "out_ik": A,
+    })
+
+
+def _bits(x):
+    return max(1, ceil_log2(x + 1))
+
+
+class MatrixSetup(wiring.Component):
+    """See the module docstring."""
+
+    def __init__(self, config):
+        self.config = config
+        self.addr_bits = max(ceil_log2(config.mem_bytes), exact_log2(config.row_bytes) + 1)
+        super().__init__({
+            "start": In(1),
+            "f": In(OperandFields),
+            "done": Out(1),
+            "fault": Out(8),
+            "out": Out(SetupOutputs(self.addr_bits)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        f, o = self.f, self.out
+        AW = self.addr_bits
+        MEM = self.config.mem_bytes
+        conv = f.conv
+
+        def unit_info(code):
+            """(is_float, is_int4, is_64, is_32, lsz, signed) of a unit code."""
+            isf, i4, b64, b32, sgn = Signal(), Signal(), Signal(), Signal(), Signal()
+            lsz = Signal(2)
+            with m.Switch(code):
+                for u in DataUnit:
+                    with m.Case(int(u)):
+                        m.d.comb += [isf.eq(u.is_float), i4.eq(u.bits == 4), b64.eq(u.bits == 64),
+                                     b32.eq(u.bits == 32), sgn.eq(u.signed),
+                                     lsz.eq(exact_log2(u.bits // 8) if u.bits >= 8 else 0)]
+            return isf, i4, b64, b32, lsz, sgn
+
+        fm_u = unit_info(f.fm_unit)
+        w_u = unit_info(f.w_unit)
+        r_u = unit_info(f.result_unit)
+        p_u = {p: unit_info(getattr(f, f"{p}_unit")) for p in ("bias", "mul", "scale")}
+        plsz = {"bias": p_u["bias"][4], "mul": p_u["mul"][4], "shift": Const(0, 2), "scale": p_u["scale"][4]}
+        modes = {p: getattr(f, f"{p}_mode") for p in PARAMS}
+        addrs = {"bias": f.bias_addr, "mul": f.mul_addr, "shift": f.shift_addr, "scale": f.scale_o_addr}
+
+        refused = Signal()
+        m.d.comb += refused.eq(
+            fm_u[0] | fm_u[2] | fm_u[3] | w_u[0] | w_u[2] | w_u[3] | r_u[0]
+            | (conv & (p_u["bias"][0] | p_u["bias"][2] | p_u["mul"][0] | p_u["mul"][2]
+                       | p_u["scale"][0] | p_u["scale"][2])))
+
+        # geometry
+        def one(v, w):
+            s = Signal(w)
+            m.d.comb += s.eq(Mux(v == 0, 1, v))
+            return s
+        C, H, W, K = one(f.fm_c, 13), one(f.fm_h, 13), one(f.fm_w, 13), one(f.k_num, 13)
+        KH, KW, V, S = one(f.k_h, 5), one(f.k_w, 5), one(f.v_stride, 5), one(f.h_stride, 5)
+        Hp = Signal(14)
+        Wp = Signal(14)
+        m.d.comb += [Hp.eq(H + f.t_pad + f.b_pad), Wp.eq(W + f.l_pad + f.r_pad)]
+        nchw = f.data_format == NCHW
+        fe = (Const(1, 2) << fm_u[4])[:2]
+        cs = Mux(nchw, f.fm_surface_stride, fe)      # channel stride
+        xs = Mux(nchw, fe, f.fm_surface_stride)      # pixel stride
+        ls = f.fm_line_stride
+
+        illegal0 = Signal()
+        int4 = fm_u[1] | w_u[1] | r_u[1] | (conv & (p_u["bias"][1] | p_u["mul"][1] | p_u["scale"][1]))
+        m.d.comb += illegal0.eq(
+            (f.data_format > 1) | (f.padding_mode > 1)
+            | (conv & ((modes["bias"] == 3) | (modes["mul"] == 3) | (modes["shift"] == 3) | (modes["scale"] == 3)))
+            | int4 | (~conv & ~r_u[3]) | (KH > Hp) | (KW > Wp))
+
+        # --- shared serial multiplier / divider ------------------------------------------
+        ma = Signal(48)                              # multiplicand
+        ma3 = Signal(50)                             # 3 * ma
+        mb = Signal(26)                              # multiplier, consumed from the top
+        macc = Signal(66)
+        dq = Signal(14)                              # quotient
+        drem = Signal(15)
+        ddiv = Signal(5)
+
+        # results (registers)
+        Ho, Wo = Signal(14), Signal(14)
+        n_pos = Signal(27)
+        n_out = Signal(39)
+        khkw = Signal(8)
+        fm_span = Signal(48)
+        k_span = Signal(48)
+        regs = {}
+
+        def reg(name, w):
+            regs[name] = Signal(w, name=f"r_{name}")
+            return regs[name]
+        r_vls, r_sxs, r_tls, r_lxs, r_ckk = (reg(x, 48) for x in ("vls", "sxs", "tls", "lxs", "ckk"))
+        r_c1, r_h1, r_w1, r_k1 = (reg(x, 48) for x in ("c1cs", "h1ls", "w1xs", "k1kls"))
+        r_wky = reg("wky", 48)
+        w_pk = Signal(16)
+        m.d.comb += w_pk.eq(Mux(nchw, Const(1, 2) << w_u[4], C << w_u[4]))
+
+        steps = []          # (kind, a, b, multiplier bits, target, post-processing)
+
+        def mul(target, a, b, nbits):
+            steps.append(("mul", a, b, nbits, target, lambda v: v))
+
+        def div(target, a, b, post):
+            steps.append(("div", a, b, 14, target, post))
+
+        div(Ho, Hp - KH, V, lambda q: q + 1)
+        div(Wo, Wp - KW, S, lambda q: q + 1)
+        mul(n_pos, Ho, Wo, 14)
+        mul(n_out, n_pos, K, 13)
+        mul(khkw, KH, KW, 5)
+        mul(r_ckk, khkw, C, 13)
+        mul(r_c1, cs, C - 1, 12)
+        mul(r_h1, ls, H - 1, 12)
+        mul(r_w1, xs, W - 1, 12)
+        mul(r_k1, f.k_line_stride, K - 1, 12)
+        mul(r_vls, ls, V, 5)
+        mul(r_sxs, xs, S, 5)
+        mul(r_tls, ls, f.t_pad, 4)
+        mul(r_lxs, xs, f.l_pad, 4)
+        mul(r_wky, w_pk, KW, 5)
+
+        # --- the checked ranges ------------------------------------------------------------
+        w_lsz, r_lsz = w_u[4], r_u[4]
+        dst_n = Signal(42)
+        m.d.comb += [
+            fm_span.eq(r_c1 + r_h1 + r_w1 + fe),
+            k_span.eq(r_k1 + (r_ckk << w_lsz)),
+            dst_n.eq(n_out << r_lsz),
+        ]
+        ranges = [  # (enable, is a read, address, length)
+            (Const(1), 1, f.fm, fm_span),
+            (Const(1), 1, f.kernel, k_span),
+            (f.padding_mode == 1, 1, f.padding_addr, (C << fm_u[4])[:16]),
+        ]
+        for p in PARAMS:
+            n_p = Mux(modes[p] == PER_CH, K, n_out) << plsz[p]
+            ranges.append((conv & (modes[p] != IMM), 1, addrs[p], n_p))
+        ranges.append((Const(1), 0, f.dst, dst_n))
+        dst_end = Signal(66)
+        m.d.comb += dst_end.eq(f.dst + dst_n)
+        rk = Signal(range(len(ranges) + 1))
+        c_en, c_rd = Signal(), Signal()
+        c_a = Signal(64)
+        c_n = Signal(48)
+        with m.Switch(rk):
+            for k, (en, rd, a, nbytes) in enumerate(ranges):
+                with m.Case(k):
+                    m.d.comb += [c_en.eq(en), c_rd.eq(rd), c_a.eq(a), c_n.eq(nbytes)]
+        c_end = Signal(66)
+        m.d.comb += c_end.eq(c_a + c_n)
+        ovl = Signal()
+        oor = Signal()
+
+        # --- outputs --------------------------------------------------------------------------
+        def aw(v):
+            return v[:AW]
+        m.d.comb += [
+            o.C.eq(C), o.H.eq(H), o.W.eq(W), o.K.eq(K), o.KH.eq(KH), o.KW.eq(KW), o.V.eq(V), o.S.eq(S),
+            o.T.eq(f.t_pad), o.L.eq(f.l_pad), o.Ho.eq(Ho), o.Wo.eq(Wo), o.n_pos.eq(n_pos),
+            o.fm_lsz.eq(fm_u[4]), o.fm_signed.eq(fm_u[5]), o.w_lsz.eq(w_lsz), o.w_signed.eq(w_u[5]),
+            o.res_lsz.eq(r_lsz),
+            o.act_base0.eq(aw(f.fm[:AW] - r_tls[:AW] - r_lxs[:AW])),
+            o.act_cs.eq(aw(cs)), o.act_xs.eq(aw(xs)), o.act_ls.eq(aw(ls)),
+            o.act_sxs.eq(aw(r_sxs)), o.act_vls.eq(aw(r_vls)),
+            o.w_base.eq(aw(f.kernel)), o.w_kls.eq(aw(f.k_line_stride)),
+            o.w_pk.eq(w_pk[:AW]), o.w_ky.eq(aw(r_wky)),
+            o.w_cs.eq(Mux(nchw, khkw << w_lsz, Const(1, 2) << w_lsz)[:AW]),
+            o.out_is.eq(Mux(nchw, 1, K)[:AW]), o.out_ik.eq(Mux(nchw, n_pos, 1)[:AW]),
+        ]
+
+        # --- FSM -----------------------------------------------------------------------------
+        fault = Signal(8)
+        m.d.comb += self.fault.eq(fault)
+        with m.FSM(name="setup"):
+            with m.State("IDLE"):
+                with m.If(self.start):
+                    m.d.sync += fault.eq(0)
+                    with m.If(refused):
+                        m.d.sync += fault.eq(int(Fault.UNSUPPORTED_UNIT))
+                        m.next = "DONE"
+                    with m.Elif(illegal0):
+                        m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
+                        m.next = "DONE"
+                    with m.Else():
+                        m.next = "S0_LOAD"
+
+            for k, step in enumerate(steps):
+                nxt = f"S{k + 1}_LOAD" if k + 1 < len(steps) else "CHECK"
+                kind, a, b, nbits, target, post = step
+                if kind == "mul":
+                    cnt = Signal(range(nbits + 2), name=f"mcnt{k}")
+                    nb2 = nbits + (nbits % 2)
+                    with m.State(f"S{k}_LOAD"):
+                        m.d.sync += [ma.eq(a), ma3.eq(a + (a << 1)), mb.eq(b << (26 - nb2)), macc.eq(0),
+                                     cnt.eq(nb2 // 2)]
+                        m.next = f"S{k}_RUN"
+                    with m.State(f"S{k}_RUN"):
+                        top = mb[24:26]
+                        add = Mux(top == 0, 0, Mux(top == 1, ma, Mux(top == 2, ma << 1, ma3)))
+                        new = (macc << 2) + add
+                        m.d.sync += [macc.eq(new), mb.eq(mb << 2), cnt.eq(cnt - 1)]
+                        with m.If(cnt == 1):
+                            m.d.sync += target.eq(post(new))
+                            m.next = nxt
+                else:
+                    cnt = Signal(range(16), name=f"dcnt{k}")
+                    with m.State(f"S{k}_LOAD"):
+                        m.d.sync += [dq.eq(a), drem.eq(0), ddiv.eq(b), cnt.eq(14)]
+                        m.next = f"S{k}_RUN"
+                    with m.State(f"S{k}_RUN"):
+                        trial = Cat(dq[13], drem[:14])
+                        ge = trial >= ddiv
+                        rem_n = Mux(ge, trial - ddiv, trial)
+                        q_n = Cat(ge, dq[:13])
+                        m.d.sync += [drem.eq(rem_n), dq.eq(q_n), cnt.eq(cnt - 1)]
+                        with m.If(cnt == 1):
+                            m.d.sync += target.eq(post(q_n))
+                            m.next = nxt
+
+            with m.State("CHECK"):
+                m.d.sync += [rk.eq(0), ovl.eq(0), oor.eq(0)]
+                m.next = "RANGES"
+            with m.State("RANGES"):
+                with m.If(c_en):
+                    with m.If(c_rd & (c_a < dst_end) & (f.dst < c_end)):
+                        m.d.sync += ovl.eq(1)
+                    with m.If(c_end > MEM):
+                        m.d.sync += oor.eq(1)
+                m.d.sync += rk.eq(rk + 1)
+                with m.If(rk == len(ranges) - 1):
+                    m.next = "VERDICT"
+            with m.State("VERDICT"):
+                with m.If(ovl):
+                    m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
+                with m.Elif(oor):
+                    m.d.sync += fault.eq(int(Fault.ADDRESS_RANGE))
+                m.next = "DONE"
+            with m.State("DONE"):
+                m.d.comb += self.done.eq(1)
+                m.next = "IDLE"
+        return m

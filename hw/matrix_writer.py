@@ -1,0 +1,149 @@
+"""The matrix engine's output writer: one vector of up to ``lanes`` result elements
+per input, written through a `bus.WritePort` with byte enables.
+
+A vector is {``base``, ``stride``, ``lsz``, ``count``, ``data``}: element ``j <
+count`` (the low ``2**lsz`` bytes of ``data[j]``, little-endian) goes to byte
+address ``base + j * stride``. When ``stride`` is the element size the vector is
+one contiguous run: it is cut into pieces of at most one row (``row_bytes /
+2**lsz`` elements each) and every piece is written with one or two row writes
+(two when it crosses a row boundary: the data is rotated to the row offset and
+the byte enables select the piece). Otherwise every element is its own piece
+(NCHW outputs: the kernels of one position are a plane apart).
+
+Throughput: an aligned contiguous run of ``row_bytes`` bytes per cycle (e.g. 8
+s32 results with 32-byte rows), one or two cycles per element otherwise; the next
+vector is taken in the cycle the last write of the current one transfers.
+Latency: the first write is offered the cycle after the vector is taken.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from .bus import WritePort, row_addr_bits
+
+__all__ = ["WriteVector", "VectorWriter"]
+
+
+def WriteVector(lanes, addr_bits):
+    return data.StructLayout({
+        "base": unsigned(addr_bits),
+        "stride": unsigned(addr_bits),
+        "lsz": unsigned(2),
+        "count": unsigned(ceil_log2(lanes + 1)),
+        "data": data.ArrayLayout(unsigned(64), lanes),
+    })
+
+
+class VectorWriter(wiring.Component):
+    """See the module docstring."""
+
+    def __init__(self, config, *, lanes, addr_bits):
+        self.config, self.lanes, self.addr_bits = config, lanes, addr_bits
+        super().__init__({
+            "vec": In(stream.Signature(WriteVector(lanes, addr_bits))),
+            "wr": Out(WritePort(addr_bits=row_addr_bits(config.rows), row_bits=config.row_bits)),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n, R, AW = self.lanes, self.config.row_bytes, self.addr_bits
+        lR = exact_log2(R)
+        v = Signal(WriteVector(n, AW))               # the vector being written
+        have = Signal()
+        j = Signal(range(n + 1))                     # first element of the current piece
+        second = Signal()                            # writing the piece's second row
+        es = Signal(4)
+        m.d.comb += es.eq(Const(1, 4) << v.lsz)
+        contig = v.stride == es
+
+        # the current piece: its elements, address, length and data (<= R bytes)
+        per = Signal(range(R + 1))                   # elements per contiguous piece
+        m.d.comb += per.eq(Const(R, lR + 1) >> v.lsz)
+        k = Signal(range(n + 1))                     # elements in this piece
+        with m.If(contig):
+            m.d.comb += k.eq(Mux(v.count - j < per, v.count - j, per))
+        with m.Else():
+            m.d.comb += k.eq(1)
+        addr = Signal(AW)
+        lane_off = Signal(AW)
+        # j * stride for the non-contiguous case, j * es for the contiguous one
+        m.d.comb += lane_off.eq(_mul_small(j, v.stride, n)[:AW])
+        m.d.comb += addr.eq(v.base + lane_off)
+        length = Signal(range(R + 1))
+        m.d.comb += length.eq((k << v.lsz)[:lR + 1])
+
+        # the piece's bytes: a whole row's worth of the packed vector (contiguous; pieces
+        # start at multiples of `per` elements, so this is a word select), or element j
+        piece = Signal(8 * R)
+        with m.If(contig):
+            with m.Switch(v.lsz):
+                for lsz in range(4):
+                    b = 8 << lsz
+                    if b > 8 * R:
+                        continue
+                    with m.Case(lsz):
+                        packed = Cat(*(v.data[i][:b] for i in range(n)))
+                        words = -(-len(packed) // (8 * R))
+                        packed = Cat(packed, Const(0, words * 8 * R - len(packed)))
+                        if words == 1:
+                            m.d.comb += piece.eq(packed)
+                        else:
+                            g = (j >> (lR - lsz))[:ceil_log2(words)]
+                            m.d.comb += piece.eq(packed.word_select(g, 8 * R))
+        with m.Else():
+            with m.Switch(j):
+                for i in range(n):
+                    with m.Case(i):
+                        m.d.comb += piece.eq(v.data[i][:min(64, 8 * R)])
+
+        off = addr[:lR]
+        rot = Signal(8 * R)
+        m.d.comb += rot.eq(_rotl_bytes(piece, off, R))
+        ones = Signal(2 * R)
+        m.d.comb += ones.eq(((Const(1, 2 * R + 1) << length) - 1)[:2 * R] << off)
+        crosses = (off + length) > R
+        w = self.wr.req.payload
+        m.d.comb += [
+            w.row.eq(addr[lR:] + second),
+            w.data.eq(rot),
+            w.be.eq(Mux(second, ones[R:], ones[:R])),
+            self.wr.req.valid.eq(have),
+            self.busy.eq(have),
+        ]
+        last_write = Signal()
+        with m.If(have & self.wr.req.ready):
+            with m.If(crosses & ~second):
+                m.d.sync += second.eq(1)
+            with m.Else():
+                m.d.sync += [second.eq(0), j.eq(j + k)]
+                with m.If(j + k >= v.count):
+                    m.d.comb += last_write.eq(1)
+                    m.d.sync += have.eq(0)
+        m.d.comb += self.vec.ready.eq(~have | last_write)
+        with m.If(self.vec.valid & self.vec.ready):
+            m.d.sync += [v.eq(self.vec.payload), have.eq(self.vec.payload.count != 0), j.eq(0), second.eq(0)]
+        return m
+
+
+def _mul_small(j, stride, n):
+    """j * stride for a small counter j (< 2**ceil_log2(n + 1)), as shifted adds."""
+    terms = [Mux(j[k], stride << k, 0) for k in range(len(j))]
+    v = terms[0]
+    for t in terms[1:]:
+        v = v + t
+    return v
+
+
+def _rotl_bytes(v, amount, nbytes):
+    """Rotate `v` (nbytes bytes) left by `amount` bytes (a Value)."""
+    out = v
+    for k in range(len(amount)):
+        s = 1 << k
+        if s >= nbytes:
+            break
+        rotated = Cat(out[8 * (nbytes - s):], out[:8 * (nbytes - s)])
+        out = Mux(amount[k], rotated, out)
+    return out

@@ -1,0 +1,195 @@
+"""The requantisation pipeline of the matrix engine: CONV2D's output stage
+(docs/isa-decisions.md D-CONV; golden/semantics/matrix.py `_requantise`).
+
+`Requantiser` takes one exact accumulator per cycle with its parameters and
+computes, in exact integer arithmetic,
+
+    v = (acc + bias) * mul
+    v = floor((v + 2**(shift-1)) / 2**shift)      (v itself for shift = 0)
+    v = v + scale_o
+    v = min(max(v, clip_min), clip_max)
+    out = v saturated to the result unit's range
+
+Widths (they make every step exact for the engine's operands): ``acc`` is a
+``ACC_BITS`` = 53-bit signed sum (the largest exact sum of u16 x u16 products over
+the largest reduction, 4095 x 15 x 15 terms, is below 2**52); ``bias``, ``mul`` and
+``scale`` are 33-bit signed (any 8-, 16- or 32-bit parameter unit; the engine
+refuses 64-bit parameter units); ``shift`` is an unsigned byte. ``|acc + bias| <
+2**53`` and ``|mul| <= 2**32``, so ``|v| < 2**85`` after the multiplication and any
+shift of 86 or more rounds to 0 exactly; the shifter therefore works on 88 bits
+with a 7-bit amount. ``clip_min``/``clip_max`` are signed 16-bit, so the clipped
+value is a signed 16-bit number and the final saturation only needs the result
+unit's bounds (``sat_lo``/``sat_hi``, 17-bit signed, from `sat_bounds`).
+
+The multiplier is a radix-4 Booth array of 17 partial products summed in a tree
+(LUT logic; no DSP block, so the PEs keep the MULT18X18 budget), split over two
+pipeline stages.
+
+Latency ``LATENCY`` = 5 cycles from ``i_valid`` to ``o_valid`` while ``en`` is high;
+throughput one element per cycle. ``en`` low freezes every stage (the consumer
+is full). ``i_tag`` travels with the element to ``o_tag``; ``busy`` is high while
+an element is in any stage (including ``o_valid``).
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from xdsa.golden.isa import DataUnit
+
+__all__ = ["ACC_BITS", "PARAM_BITS", "Requantiser", "sat_bounds", "booth_product", "requantise"]
+
+ACC_BITS = 53
+PARAM_BITS = 33
+OUT_BITS = 17
+_V0 = ACC_BITS + 1           # acc + bias
+_P = _V0 + PARAM_BITS        # (acc + bias) * mul
+_SH = 88                     # rounding-shift width
+_LIMIT = 86                  # shifts of _LIMIT or more give 0
+
+
+def sat_bounds(unit: DataUnit):
+    """(lo, hi) saturation bounds of an integer result unit, clipped to 17-bit signed
+    (the clipped value is a signed 16-bit number)."""
+    lo, hi = -(1 << 16), (1 << 16) - 1
+    if unit.signed:
+        b = unit.bits
+        return max(lo, -(1 << (b - 1))), min(hi, (1 << (b - 1)) - 1)
+    return 0, min(hi, (1 << unit.bits) - 1)
+
+
+def requantise(acc, bias, mul, shift, scale, clip_min, clip_max, lo, hi):
+    """The pipeline's function on Python ints (the golden model's `_requantise`
+    followed by saturation to [lo, hi])."""
+    v = (acc + bias) * mul
+    if shift > 0:
+        v = (v + (1 << (shift - 1))) >> shift
+    v = v + scale
+    v = min(max(v, clip_min), clip_max)
+    return min(max(v, lo), hi)
+
+
+def booth_product(m, a, b, stage):
+    """a * b (signed Values) as a radix-4 Booth partial-product tree built from muxes
+    and adders. `stage(values)` is called with the list of partial sums halfway
+    through the tree and must return registered copies (pipelining); the final sum
+    is returned as a Value of len(a) + len(b) bits."""
+    wa, wb = len(a), len(b)
+    width = wa + wb
+    bx = Cat(Const(0, 1), b, b[-1].replicate(1 + (wb % 2)))     # b_ext[-1] = 0, even length
+    a_ext = a.as_signed()
+    pps = []
+    for j in range((len(bx) - 1) // 2):
+        trip = bx[2 * j:2 * j + 3]                              # b[2j-1], b[2j], b[2j+1]
+        pp = Signal(signed(width), name=f"booth_pp{j}")
+        with m.Switch(trip):
+            with m.Case(0b001, 0b010):
+                m.d.comb += pp.eq(a_ext << (2 * j))
+            with m.Case(0b011):
+                m.d.comb += pp.eq(a_ext << (2 * j + 1))
+            with m.Case(0b100):
+                m.d.comb += pp.eq(-(a_ext << (2 * j + 1)))
+            with m.Case(0b101, 0b110):
+                m.d.comb += pp.eq(-(a_ext << (2 * j)))
+            with m.Default():
+                m.d.comb += pp.eq(0)
+        pps.append(pp)
+
+    def tree(vals):
+        while len(vals) > 1:
+            nxt = []
+            for i in range(0, len(vals) - 1, 2):
+                s = Signal(signed(width), name=f"booth_s{len(vals)}_{i}")
+                m.d.comb += s.eq(vals[i] + vals[i + 1])
+                nxt.append(s)
+            if len(vals) % 2:
+                nxt.append(vals[-1])
+            vals = nxt
+        return vals[0]
+
+    groups = [tree(pps[i:i + 4]) for i in range(0, len(pps), 4)]
+    return tree(list(stage(groups)))
+
+
+class Requantiser(wiring.Component):
+    """CONV2D requantisation, one element per cycle (module docstring).
+    ``LATENCY`` cycles while ``en`` is high."""
+
+    LATENCY = 5
+
+    def __init__(self, tag_bits: int = 4):
+        self.tag_bits = tag_bits
+        super().__init__({
+            "en": In(1),
+            "i_valid": In(1),
+            "i_tag": In(tag_bits),
+            "acc": In(signed(ACC_BITS)),
+            "bias": In(signed(PARAM_BITS)),
+            "mul": In(signed(PARAM_BITS)),
+            "shift": In(unsigned(8)),
+            "scale": In(signed(PARAM_BITS)),
+            "clip_min": In(signed(16)),
+            "clip_max": In(signed(16)),
+            "sat_lo": In(signed(OUT_BITS)),
+            "sat_hi": In(signed(OUT_BITS)),
+            "o_valid": Out(1),
+            "o_tag": Out(tag_bits),
+            "busy": Out(1),                 # an element is in some stage
+            "value": Out(signed(OUT_BITS)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        en = self.en
+
+        def pipe(name, value, shape=None):
+            r = Signal(shape if shape is not None else value.shape(), name=name)
+            with m.If(en):
+                m.d.sync += r.eq(value)
+            return r
+
+        # the control values and the element's tag travel alongside
+        def carry(stage, sigs):
+            return [pipe(f"s{stage}_{name}", s) for name, s in sigs]
+
+        ctl = [("valid", self.i_valid), ("tag", self.i_tag), ("shift", self.shift),
+               ("scale", self.scale), ("cmin", self.clip_min), ("cmax", self.clip_max),
+               ("lo", self.sat_lo), ("hi", self.sat_hi)]
+
+        # stage 1: acc + bias (and the multiplier operand)
+        v0 = pipe("s1_v0", self.acc + self.bias, signed(_V0))
+        mul1 = pipe("s1_mul", self.mul)
+        c1 = carry(1, ctl)
+
+        # stages 2-3: the Booth product, registered halfway through the tree
+        def stage2(vals):
+            return [pipe(f"s2_pp{i}", v) for i, v in enumerate(vals)]
+        prod = booth_product(m, v0, mul1, stage2)
+        c2 = carry(2, zip([n for n, _ in ctl], c1))
+        p3 = pipe("s3_prod", prod, signed(_P))
+        c3 = carry(3, zip([n for n, _ in ctl], c2))
+
+        # stage 4: rounding shift
+        valid3, tag3, sh3, scale3, cmin3, cmax3, lo3, hi3 = c3
+        half = Signal(signed(_SH))
+        with m.If(sh3 != 0):
+            m.d.comb += half.eq(Const(1, _SH) << (sh3[:7] - 1)[:7])
+        t = Signal(signed(_SH))
+        m.d.comb += t.eq(p3 + half)
+        shifted = Mux(sh3 >= _LIMIT, 0, t >> sh3[:7])
+        v2 = pipe("s4_v2", shifted, signed(_SH))
+        c4 = carry(4, zip([n for n, _ in ctl], c3))
+
+        # stage 5: output offset, clip, saturate
+        valid4, tag4, _, scale4, cmin4, cmax4, lo4, hi4 = c4
+        v3 = Signal(signed(_SH + 1))
+        m.d.comb += v3.eq(v2 + scale4)
+        a = Mux(v3 < cmin4, cmin4, v3)
+        b = Signal(signed(17))
+        m.d.comb += b.eq(Mux(a > cmax4, cmax4, a))
+        c = Mux(b < lo4, lo4, b)
+        out = Mux(c > hi4, hi4, c)
+        with m.If(en):
+            m.d.sync += [self.value.eq(out), self.o_valid.eq(valid4), self.o_tag.eq(tag4)]
+        m.d.comb += self.busy.eq(c1[0] | c2[0] | c3[0] | c4[0] | self.o_valid)
+        return m

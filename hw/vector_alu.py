@@ -1,0 +1,380 @@
+"""The vector ALU: stage S1 of the beat pipeline (docs/isa-decisions.md D-ARITH,
+D-LOGIC, D-SHIFT, D-NARROW, D-DIV, D-COMPARE, D-ROUNDUP, D-DATACONVERT).
+
+Input: one beat of unpacked operands (lane words ``a``, ``b``, ``c`` with their
+sign words, see `hw.vector_swar`), all lanes of the same width L (the widest unit
+of the instruction). Output: for every lane the exact result, before conversion
+to the destination unit, in one of two forms that `Converter` understands:
+
+* exact mode (every kind except the five below): ``low`` = result mod 2**L,
+  ``neg``/``fit`` = flags at the lane MSBs (result < 0; result in [-2**L, 2**L));
+* magnitude mode (MUL, ASL, POW, DIV, MOD): ``low``/``hi`` = the low/high L bits
+  of |result| (``hi`` = 2 marks "at least 2**(L+1)"), ``neg`` = the sign.
+
+Shared resources: one exact adder A1 (ADD, SUB, ABS, the comparisons of MAX ..
+CMP, THRES, CLIP, MEDIAN, the rounding add of ASR), one subtractor A2 (CLIP's
+second bound, MEDIAN's min(hi, c), ROR's width - k, ASR's s - 1; A2 feeds A1,
+never the reverse), one left
+and one right barrel shifter (masks by lane width; LSL/ROR results are then cut
+to source 0's width), two lane negators (magnitudes), the multiplier array, and
+three state words for the iterative kinds.
+
+The pipeline presents a beat for ``occ`` cycles (``it`` = 0 .. occ-1) and takes
+the result in the last one; ``step`` is high in every earlier cycle and lets the
+iterative units advance. Per kind:
+
+=========  ==============================================================  =====================
+kind       how                                                             cycles per beat (occ)
+=========  ==============================================================  =====================
+ADD/SUB    one exact lane-parallel adder                                   1
+MAX..CMP   a - b, equality                                                 1
+THRES      a against the threshold immediate (clamped to the lane, plus    1
+           above/below-lane flags)
+CLIP       a against both bounds; the result is a or a bound               1
+MEDIAN     lo/hi of a, b; then max(lo, min(hi, c)) (two adders)             2
+ABS/SIGN   negate where negative / constants                               1
+IDENT      ROUND, CEIL, FLOOR, DATA_CONVERT, SXT, UXT: the value itself    1
+LOGIC      bitwise on bytes                                                1
+LSL/LSR    six-stage per-lane barrel shifter on source 0's bit pattern     1
+ROR        both barrel shifters (by k and by width - k)                    1
+ASR/NSR    right shifter (sign fill) by s-1, then the rounding add         1
+MUL        multiplier array (`hw.vector_mul`) on magnitudes                1; 2 for 64 x 64 bits
+ASL        x * 2**s on the multiplier array (2**s from the left shifter)   1; 2 for L = 64
+DIV/MOD    radix-2 restoring division of magnitudes, all lanes at once     L
+POW        right-to-left square and multiply over the bits of y, both      1 + 2 * bits(y) * passes
+           products on the multiplier array, tracking "|x**k| >= 2**L"
+=========  ==============================================================  =====================
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .vector_mul import MulArray
+from .vector_ops import Kind
+from .vector_swar import LANE_BITS, Lanes
+
+__all__ = ["VectorAlu", "beat_config_layout", "MAG_KINDS"]
+
+
+def beat_config_layout():
+    from amaranth.lib import data
+    return data.StructLayout({
+        "kind": 5, "variant": 3,
+        "lsel": 3,                              # lane width 4 << lsel
+        "b0": 3, "b1": 3, "b2": 3, "bd": 3,     # unit widths 4 << b*
+        "sg0": 1, "sg1": 1, "sg2": 1,           # sources unpacked as signed
+        "rsg": 1,                               # LSL/LSR/ROR: read the result pattern as signed
+        "sd": 1,                                # destination signed
+        "sat": 1, "rnd": 1, "lt": 1,
+        "ws": 3,                                # shift field width 4 << ws (b0 for LSL/LSR/ROR, else L)
+        "pass2": 1,                             # products take two passes
+        "swap": 1,                              # MUL: multiply b * a (narrower operand second)
+        "occ": 9,                               # cycles per beat in S1
+        "imm0": 16, "imm1": 16, "isg": 1,       # THRES / CLIP immediates, signed
+    })
+
+
+MAG_KINDS = (Kind.MUL, Kind.ASL, Kind.POW, Kind.DIV, Kind.MOD)
+
+
+class VectorAlu(wiring.Component):
+    """Stage S1 (see the module docstring). ``n`` = datapath bits (8 W)."""
+
+    def __init__(self, n):
+        self.n = n
+        super().__init__({
+            "cfg": In(beat_config_layout()),
+            "a": In(n), "as_": In(n), "b": In(n), "bs": In(n), "c": In(n), "cs": In(n),
+            "it": In(9),
+            "step": In(1),
+            "low": Out(n), "hi": Out(n), "neg": Out(n), "fit": Out(n),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cm = Module()
+        m.submodules.consts = cm
+        n = self.n
+        cfg = self.cfg
+        ln = Lanes(m, n, cfg.lsel, "alu", cm=cm)
+        H, LO, NH, ALL = ln.H, ln.LO, ln.NH, ln.ALL
+        a, as_, b, bs, c, cs = self.a, self.as_, self.b, self.bs, self.c, self.cs
+        low, hi, neg, fit = self.low, self.hi, self.neg, self.fit
+
+        def bits(sel):
+            return 4 << sel
+
+        # --- lane constants of the immediates (THRES threshold / CLIP bounds) -----------
+        def imm_consts(imm, tag):
+            v = Signal(64, name=f"{tag}_v")            # the immediate, sign- or zero-extended
+            cm.d.comb += v.eq(Mux(cfg.isg, imm.as_signed(), imm))
+            vs = v.as_signed()
+            val = ln.per_lane(f"{tag}_low", lambda L: Cat(v[:L] for _ in range(n // L)), module=cm)
+            flags = {f: Signal(name=f"{tag}_{f}") for f in ("fit", "above", "below")}
+            with cm.Switch(cfg.lsel):
+                for i, L in enumerate(LANE_BITS):
+                    with cm.Case(i):
+                        cm.d.comb += [flags["above"].eq(vs >= (1 << L)), flags["below"].eq(vs < -(1 << L)),
+                                      flags["fit"].eq((vs >= -(1 << L)) & (vs < (1 << L)))]
+            sgn = Signal(n, name=f"{tag}_neg")
+            cm.d.comb += sgn.eq(Mux(vs < 0, H, 0))
+            return val, sgn, flags
+
+        t_low, t_neg, t_f = imm_consts(cfg.imm0, "imm0")
+        u_low, u_neg, u_f = imm_consts(cfg.imm1, "imm1")
+
+        asm = ln.lane_flag(as_, "asm")
+        bsm = ln.lane_flag(bs, "bsm")
+        kind = cfg.kind
+        first = self.it == 0
+        WS = [(cfg.ws, range(5))]                    # key: shift field width (b0, or L)
+
+        def result(lo_, ng, ft=None, h=None):
+            m.d.comb += [low.eq(lo_), neg.eq(ng & H), fit.eq(H if ft is None else ft), hi.eq(0 if h is None else h)]
+
+        def pick(mask, x, y):
+            """Lane-wise choice of (value, sign) pairs."""
+            return ln.sel(mask, x[0], y[0]), ln.sel(mask, x[1], y[1])
+
+        # iterative state (DIV/MOD, POW, MEDIAN)
+        st0, st1, st2 = (Signal(n, name=nm, reset_less=True) for nm in ("st0", "st1", "st2"))
+        sf0, sf1 = (Signal(n, name=nm, reset_less=True) for nm in ("sf0", "sf1"))
+
+        # --- adder A1: x - y or x + y, exact -----------------------------------------------------------
+        x1, x1s, y1, y1s = (Signal(n, name=f"a1_{nm}") for nm in ("x", "xs", "y", "ys"))
+        sub1 = Signal(name="a1_sub")
+        # --- adder A2 ------------------------------------------------------------------------------------
+        x2, x2s, y2, y2s = (Signal(n, name=f"a2_{nm}") for nm in ("x", "xs", "y", "ys"))
+        # --- barrel shifters -------------------------------------------------------------------------------
+        xl, al = Signal(n, name="shl_x"), Signal(n, name="shl_amt")
+        xr, ar, fr = Signal(n, name="shr_x"), Signal(n, name="shr_amt"), Signal(n, name="shr_fill")
+
+        r1_low, r1_neg, r1_fit = ln.add(x1, x1s, Mux(sub1, ~y1, y1), Mux(sub1, ~y1s & H, y1s), Mux(sub1, LO, 0),
+                                        "a1")
+        lt1 = ln.lane_flag(r1_neg, "lt1")              # x1 < y1 (subtraction)
+        r2_low, r2_neg, _ = ln.add(x2, x2s, ~y2, ~y2s & H, LO, "a2")
+        lt2 = ln.lane_flag(r2_neg, "lt2")              # x2 < y2
+
+        left = ln.shift(xl, al, lambda L, j: (((1 << L) - 1) & ~((1 << (1 << j)) - 1)) if (1 << j) < L else 0,
+                        left=True, name="shl")
+        right = ln.shift(xr, ar, lambda L, j: ((1 << (L - (1 << j))) - 1) if (1 << j) < L else 0,
+                         left=False, fill=fr, name="shr")
+        wmask = ln.const(lambda L, w: None if bits(w) > L else (1 << bits(w)) - 1, "wmask", keys=WS)
+        bigm = ln.const(lambda L, w: None if bits(w) > L else
+                        ((1 << L) - 1) & ~((1 << (bits(w).bit_length() - 1)) - 1), "bigm", keys=WS)
+        bigl = ln.lane_any(al & bigm, "bigl")         # left amount >= field width
+        bigr = ln.lane_any(ar & bigm, "bigr")         # right amount >= field width
+        left_w = ln.comb(left & wmask & ~bigl, "left_w")
+
+        # --- magnitudes (MUL, ASL, POW, DIV, MOD) ---------------------------------------------------------
+        ma = ln.neg_if(a, asm, "ma")
+        mb = ln.neg_if(b, bsm, "mb")
+        ma_is1 = ln.comb(~ln.lane_any(ma ^ LO, "ma_ne1"), "ma_is1")     # |a| == 1
+
+        m.submodules.mul = mul = MulArray(n)
+        m.d.comb += mul.lsel.eq(cfg.lsel)
+
+        # MEDIAN, second cycle: mm = min(hi, c) (A2), then max(lo, mm) (A1)
+        mm_v = ln.sel(lt2, c, st1, "mm")
+        mm_s = ln.sel(lt2, cs, sf1, "mm_s")
+        # ROR: k = s mod w; ASR: s - 1
+        kmask = ln.const(lambda L, w: None if bits(w) > L else bits(w) - 1, "kmask", keys=WS)
+        wc = ln.const(lambda L, w: None if bits(w) > L else bits(w), "wc", keys=WS)
+        k = ln.comb(b & kmask, "ror_k")
+        # ASR: the value shifted by s - 1, then once more with the rounding bit added
+        bnz = ln.lane_any(b, "b_nz")                   # b != 0 (ASR: s == 0, DIV: divisor 0)
+        szero = ln.comb(~bnz, "szero")
+        y_asr = ln.sel(bigr, asm, right, "asr_y")
+        rb = ln.comb(Mux(cfg.rnd, y_asr & LO, 0), "asr_rb")
+        ysh = ln.comb(((y_asr >> 1) & NH) | (asm & H), "asr_ysh")
+
+        # operand routing
+        m.d.comb += [x1.eq(a), x1s.eq(as_), y1.eq(b), y1s.eq(bs), sub1.eq(1),
+                     x2.eq(0), x2s.eq(0), y2.eq(0), y2s.eq(0),
+                     xl.eq(a), al.eq(b), xr.eq(a), ar.eq(b), fr.eq(0)]
+        with m.Switch(kind):
+            with m.Case(Kind.ADD):
+                m.d.comb += sub1.eq(0)
+            with m.Case(Kind.THRES):
+                with m.If(cfg.lt):
+                    m.d.comb += [y1.eq(t_low), y1s.eq(t_neg)]
+                with m.Else():
+                    m.d.comb += [x1.eq(t_low), x1s.eq(t_neg), y1.eq(a), y1s.eq(as_)]
+            with m.Case(Kind.CLIP):
+                m.d.comb += [y1.eq(t_low), y1s.eq(t_neg),                     # a < lo
+                             x2.eq(u_low), x2s.eq(u_neg), y2.eq(a), y2s.eq(as_)]   # hi < a
+            with m.Case(Kind.ABS):
+                m.d.comb += [x1.eq(a & ~asm), x1s.eq(0), y1.eq(a & asm), y1s.eq(as_)]
+            with m.Case(Kind.MEDIAN):
+                with m.If(~first):
+                    m.d.comb += [x2.eq(c), x2s.eq(cs), y2.eq(st1), y2s.eq(sf1),   # c < hi
+                                 x1.eq(st0), x1s.eq(sf0), y1.eq(mm_v), y1s.eq(mm_s)]   # lo < mm
+            with m.Case(Kind.ROR):
+                m.d.comb += [x2.eq(wc), y2.eq(k), al.eq(r2_low), ar.eq(k)]       # left by w - k
+            with m.Case(Kind.ASR):
+                m.d.comb += [x2.eq(b), y2.eq(LO), ar.eq(r2_low), fr.eq(asm),     # right by s - 1
+                             x1.eq(ysh), x1s.eq(as_), y1.eq(rb), y1s.eq(0), sub1.eq(0)]
+            with m.Case(Kind.ASL):
+                m.d.comb += xl.eq(LO)                                              # 2**s
+
+        with m.Switch(kind):
+            with m.Case(Kind.ADD, Kind.SUB, Kind.ABS):
+                result(r1_low, r1_neg, r1_fit)
+
+            with m.Case(Kind.MAX):
+                result(*pick(lt1, (b, bs), (a, as_)))
+            with m.Case(Kind.MIN):
+                result(*pick(lt1, (a, as_), (b, bs)))
+
+            with m.Case(Kind.MAXSI, Kind.MINSI, Kind.CMP):
+                ne = ln.lane_any((a ^ b) | (as_ ^ bs), "ne")
+                t = Signal(n, name="cmp_t")
+                with m.If(kind == Kind.MAXSI):
+                    m.d.comb += t.eq(lt1)                              # b > a
+                with m.Elif(kind == Kind.MINSI):
+                    m.d.comb += t.eq(~lt1 & ne)                        # b < a
+                with m.Else():
+                    with m.Switch(cfg.variant):
+                        for v, e in enumerate((~ne, ne, lt1 | ~ne, lt1, ~lt1, ~lt1 & ne)):
+                            with m.Case(v):
+                                m.d.comb += t.eq(e)
+                result(t & LO, 0)
+
+            with m.Case(Kind.THRES):
+                above, below, tfit = t_f["above"], t_f["below"], t_f["fit"]
+                keep = Signal(n, name="thres_keep")
+                with m.If(cfg.lt):                                     # a < t
+                    m.d.comb += keep.eq(Mux(above, ALL, Mux(tfit, lt1, 0)))
+                with m.Else():                                         # t < a
+                    m.d.comb += keep.eq(Mux(below, ALL, Mux(tfit, lt1, 0)))
+                result(a & keep, as_ & keep)
+
+            with m.Case(Kind.CLIP):
+                lo_ok = Signal(n, name="clip_ge_lo")                   # a >= lo
+                m.d.comb += lo_ok.eq(Mux(t_f["below"], ALL, Mux(t_f["above"], 0, ~lt1)))
+                hi_ok = Signal(n, name="clip_le_hi")                   # a <= hi
+                m.d.comb += hi_ok.eq(Mux(u_f["above"], ALL, Mux(u_f["below"], 0, ~lt2)))
+                lo_le_hi = Signal(name="clip_lo_le_hi")
+                m.d.comb += lo_le_hi.eq(Mux(cfg.isg, cfg.imm0.as_signed() <= cfg.imm1.as_signed(),
+                                            cfg.imm0 <= cfg.imm1))
+                tfit = Mux(t_f["fit"], H, 0)
+                ufit = Mux(u_f["fit"], H, 0)
+                bound_l = ln.comb(Mux(lo_le_hi, t_low, u_low), "bnd_l")
+                bound_n = ln.comb(Mux(lo_le_hi, t_neg, u_neg), "bnd_n")
+                bound_f = ln.comb(Mux(lo_le_hi, tfit, ufit), "bnd_f")
+                in_rng = ln.comb(lo_ok & hi_ok, "in_rng")
+                use_hi = ln.comb(lo_ok & ~hi_ok, "use_hi")
+                m.d.comb += [
+                    low.eq((a & in_rng) | (u_low & use_hi) | (bound_l & ~lo_ok)),
+                    neg.eq(((as_ & in_rng) | (u_neg & use_hi) | (bound_n & ~lo_ok)) & H),
+                    fit.eq(((H & in_rng) | (ufit & use_hi) | (bound_f & ~lo_ok)) & H),
+                    hi.eq(0),
+                ]
+
+            with m.Case(Kind.MEDIAN):
+                # cycle 0: lo/hi of a, b into the state; cycle 1: max(lo, min(hi, c))
+                with m.If(self.step):
+                    m.d.sync += [st0.eq(ln.sel(lt1, a, b, "med_lo")), sf0.eq(ln.sel(lt1, as_, bs, "med_los")),
+                                 st1.eq(ln.sel(lt1, b, a, "med_hi")), sf1.eq(ln.sel(lt1, bs, as_, "med_his"))]
+                result(*pick(lt1, (mm_v, mm_s), (st0, sf0)))
+
+            with m.Case(Kind.SIGN):
+                result(asm | LO, as_)
+            with m.Case(Kind.IDENT):
+                result(a, as_)
+            with m.Case(Kind.LOGIC):
+                with m.Switch(cfg.variant):
+                    for v, e in enumerate((a & b, a | b, a ^ b, ~a, a & ~b)):
+                        with m.Case(v):
+                            result(e, 0)
+
+            with m.Case(Kind.LSL, Kind.LSR, Kind.ROR):
+                # source 0's bit pattern (zero-extended), read back in its unit
+                pat = Signal(n, name="pattern")
+                with m.Switch(kind):
+                    with m.Case(Kind.LSL):
+                        m.d.comb += pat.eq(left_w)
+                    with m.Case(Kind.LSR):
+                        m.d.comb += pat.eq(right & ~bigr)
+                    with m.Default():
+                        m.d.comb += pat.eq(right | left_w)
+                msb = ln.per_lane("pmsb", lambda L, w: None if bits(w) > L else
+                                  Cat(pat[kk * L + bits(w) - 1].replicate(L) for kk in range(n // L)), keys=WS)
+                sm = ln.comb(Mux(cfg.rsg, msb, 0), "psm")
+                result(pat | (sm & ~wmask), sm)
+
+            with m.Case(Kind.ASR):
+                m.d.comb += [
+                    low.eq((a & szero) | (r1_low & ~szero)),
+                    neg.eq(((as_ & szero) | (r1_neg & ~szero)) & H),
+                    fit.eq(((H & szero) | (r1_fit & ~szero)) & H),
+                    hi.eq(0),
+                ]
+
+            with m.Case(Kind.MUL):
+                m.d.comb += [mul.x.eq(Mux(cfg.swap, mb, ma)), mul.y.eq(Mux(cfg.swap, ma, mb)),
+                             mul.pass_.eq(cfg.pass2 & ~first), mul.acc_load.eq(self.step & first)]
+                result(mul.pl, asm ^ bsm, h=mul.ph)
+
+            with m.Case(Kind.ASL):
+                # x * 2**s (2**s from the left shifter); s >= L leaves no low bits
+                eql = ~ln.lane_any(b ^ ln.const(lambda L: L, "asl_L"), "asl_eqL")
+                xnz = ln.lane_any(ma, "asl_xnz")
+                m.d.comb += [mul.x.eq(ma), mul.y.eq(left_w), mul.pass_.eq(cfg.pass2 & ~first),
+                             mul.acc_load.eq(self.step & first)]
+                one = ln.comb(eql & ma_is1, "asl_one")
+                ph_big = ln.comb(xnz & ((LO & one) | ((LO << 1)[:n] & ~one)), "asl_phb")
+                result(mul.pl & ~bigl, asm, h=(mul.ph & ~bigl) | (ph_big & bigl))
+
+            with m.Case(Kind.DIV, Kind.MOD):
+                r_in = ln.comb(Mux(first, 0, st0), "div_r")
+                q_in = ln.comb(Mux(first, 0, st1), "div_q")
+                a_in = ln.comb(Mux(first, ma, st2), "div_a")
+                rin = ln.lane_flag(a_in & H, "div_rin")
+                r2 = ln.comb(((r_in << 1)[:n] & ~LO) | (rin & LO), "div_r2")
+                ge_h, d = ln.carry(r2, mb, "div_sub")
+                gem = ln.lane_flag(ge_h | (r_in & H), "div_ge")
+                r_new = ln.sel(gem, d, r2, "div_rn")
+                q_new = ln.comb(((q_in << 1)[:n] & ~LO) | (gem & LO), "div_qn")
+                with m.If(self.step):
+                    m.d.sync += [st0.eq(r_new), st1.eq(q_new), st2.eq((a_in << 1)[:n] & ~LO)]
+                zb = szero
+                mbd = ln.const(lambda L, d_: None if bits(d_) > L else (1 << bits(d_)) - 1, "div_mbd",
+                               keys=[(cfg.bd, range(5))])
+                with m.If(kind == Kind.DIV):
+                    zq = Mux(cfg.sd, LO, mbd)
+                    result((q_new & ~zb) | (zq & zb), ((asm ^ bsm) & ~zb) | Mux(cfg.sd, zb, 0))
+                with m.Else():
+                    result(r_new, asm)
+
+            with m.Case(Kind.POW):
+                # st0 = result, st1 = base (both mod 2**L), st2 = remaining exponent bits,
+                # sf0 / sf1 = "result / base >= 2**L" (lane masks)
+                cyc = Signal(9, name="pow_c")
+                m.d.comb += cyc.eq(self.it - 1)
+                phase = Mux(cfg.pass2, cyc[1], cyc[0])
+                pidx = Mux(cfg.pass2, cyc[0], 0)
+                last_pass = Mux(cfg.pass2, pidx == 1, 1)
+                m.d.comb += [mul.x.eq(Mux(phase, st1, st0)), mul.y.eq(st1), mul.pass_.eq(pidx),
+                             mul.acc_load.eq(self.step & cfg.pass2 & ~first & (pidx == 0))]
+                big = ln.lane_any(mul.ph, "pow_big")
+                ybit = ln.lane_bit(st2, 0, "pow_ybit")
+                with m.If(self.step):
+                    with m.If(first):
+                        m.d.sync += [st0.eq(LO), st1.eq(ma), st2.eq(b), sf0.eq(0), sf1.eq(0)]
+                    with m.Elif(last_pass & ~phase):
+                        m.d.sync += [st0.eq((mul.pl & ybit) | (st0 & ~ybit)),
+                                     sf0.eq(sf0 | (ybit & (sf1 | big)))]
+                    with m.Elif(last_pass & phase):
+                        m.d.sync += [st1.eq(mul.pl), sf1.eq(sf1 | big), st2.eq((st2 >> 1) & NH)]
+                yodd = ln.lane_bit(b, 0, "pow_yodd")
+                xone = ma_is1 & ~asm
+                xm1 = ma_is1 & asm
+                yneg = bsm
+                r_l = ln.comb((st0 & ~yneg) | (LO & (xone | xm1) & yneg), "pow_rl")
+                r_h = ln.comb(((LO << 1)[:n] & sf0 & ~yneg), "pow_rh")
+                r_s = ln.comb((asm & yodd & ~yneg) | (xm1 & yodd & yneg), "pow_rs")
+                result(r_l, r_s, h=r_h)
+
+        return m

@@ -1,0 +1,87 @@
+"""Stage S2 of the beat pipeline: the destination conversion (D-CONVERT) and packing.
+
+Input: the ALU's per-lane exact results (`hw.vector_alu`: exact or magnitude
+mode). In magnitude mode the sign is applied first (``low = -|r| mod 2**L``,
+``neg = sign & |r| != 0``, ``fit = |r| <= 2**L`` for negatives, ``< 2**L``
+otherwise). Then, with k = dst_bits - signed:
+
+* over  = not neg and (not fit or any of bits [k, L) of low set)
+* under = neg and (unsigned destination, or not fit, or bits [k, L) not all ones)
+* with ``sat``: over -> the destination maximum, under -> its minimum; without
+  ``sat`` (or when in range) the low destination bits are kept, which is the
+  wrap-around of the exact value.
+
+Packing takes the low dst_bits of every lane into consecutive destination
+elements: the beat's destination data, least significant element first.
+Combinational (the pipeline registers the result).
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .vector_alu import MAG_KINDS, beat_config_layout
+from .vector_swar import Lanes
+
+__all__ = ["Converter"]
+
+
+class Converter(wiring.Component):
+    def __init__(self, n):
+        self.n = n
+        super().__init__({
+            "cfg": In(beat_config_layout()),
+            "low": In(n), "hi": In(n), "neg": In(n), "fit": In(n),
+            "out": Out(n),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cm = Module()
+        m.submodules.consts = cm
+        n, cfg = self.n, self.cfg
+        ln = Lanes(m, n, cfg.lsel, "cv", cm=cm)
+        H, LO = ln.H, ln.LO
+
+        mag = Signal(name="mag_mode")
+        cm.d.comb += mag.eq(cfg.kind.matches(*MAG_KINDS))
+        v = Signal(n, name="value")
+        negm = Signal(n, name="negm")
+        fitm = Signal(n, name="fitm")
+        with m.If(mag):
+            sgn = ln.lane_flag(self.neg & H, "sgn")
+            nzl = ln.lane_any(self.low, "nzl")
+            nzh = ln.lane_any(self.hi, "nzh")
+            ph1 = ln.lane_any(self.hi ^ LO, "ph_ne1")
+            m.d.comb += [
+                v.eq(ln.neg_if(self.low, sgn, "apply")),
+                negm.eq(sgn & (nzl | nzh)),
+                fitm.eq(~nzh | (sgn & ~ph1 & ~nzl)),
+            ]
+        with m.Else():
+            m.d.comb += [v.eq(self.low), negm.eq(ln.lane_flag(self.neg & H, "negm")),
+                         fitm.eq(ln.lane_flag(self.fit & H, "fitm"))]
+
+        dkey = [(Cat(cfg.bd, cfg.sd), [(bd | (sd << 3), (4 << bd, sd)) for bd in range(5) for sd in (0, 1)])]
+
+        def mk(L, d):
+            bd, sd = d
+            k = bd - sd
+            return None if bd > L else ((1 << L) - 1) & ~((1 << k) - 1)
+        hi_mask = ln.const(mk, "mk", keys=dkey)           # lane bits [k, L)
+        hi_bits = ln.lane_any(v & hi_mask, "anyhi")
+        zero_bits = ln.lane_any(~v & hi_mask, "anyzero")
+        over = Signal(n, name="over")
+        under = Signal(n, name="under")
+        m.d.comb += [
+            over.eq(Mux(cfg.sat, ~negm & (~fitm | hi_bits), 0)),
+            under.eq(Mux(cfg.sat, negm & Mux(cfg.sd, ~fitm | zero_bits, ln.ALL), 0)),
+        ]
+        res = Signal(n, name="res")
+        m.d.comb += res.eq((~hi_mask & over) | (Mux(cfg.sd, hi_mask, 0) & under) | (v & ~(over | under)))
+
+        out = ln.per_lane("pack", lambda L, bd: None if (4 << bd) > L else
+                          Cat(res[k * L:k * L + (4 << bd)] for k in range(n // L)),
+                          keys=[(cfg.bd, range(5))])
+        m.d.comb += self.out.eq(out)
+        return m

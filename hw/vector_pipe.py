@@ -1,0 +1,126 @@
+"""The beat pipeline of the vector engine: unpack (S0), ALU (S1), convert and pack
+(S2). `golden/cycle/vector.py` models its timing register for register.
+
+A *beat* is up to E = N / L elements (N = 8 W datapath bits, L = the widest unit
+of the instruction), so every beat moves at most W bytes of its widest operand:
+the datapath width, not the element width, sets the throughput.
+
+Stages (each a register with a valid bit; a stage advances when the next one is
+empty or advancing in the same cycle):
+
+* **S0 (unpack)**: `load` captures the readers' windows, unpacked into lanes of L
+  bits (sign- or zero-extended per source unit; `hw.vector_swar` sign words).
+* **S1 (ALU)**: `hw.vector_alu` computes from the S0 register for ``occ`` cycles
+  (1 for every single-cycle kind) and its result is captured at the end of the
+  last one, freeing S0.
+* **S2 (convert/pack)**: `hw.vector_convert` applies D-CONVERT and packs the
+  destination elements; the S2 register is the beat offered to the writer.
+
+Latency: three cycles from `load` to `out_valid` for single-cycle kinds
+(``occ + 2`` in general); throughput one beat per ``occ`` cycles.
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .vector_alu import VectorAlu, beat_config_layout
+from .vector_convert import Converter
+from .vector_swar import Lanes
+
+__all__ = ["BeatPipe"]
+
+
+class BeatPipe(wiring.Component):
+    def __init__(self, n):
+        self.n = n
+        cnt_w = n // 4 + 1
+        super().__init__({
+            "cfg": In(beat_config_layout()),
+            "win0": In(n), "win1": In(n), "win2": In(n),
+            "load": In(1),
+            "load_dnib": In(range(cnt_w)),       # destination nibbles of the beat
+            "s0_free": Out(1),
+            "out_valid": Out(1),
+            "out_ready": In(1),
+            "out_data": Out(n),
+            "out_cnt": Out(range(cnt_w)),
+            # pipeline state, for the cycle model
+            "v0": Out(1), "v1": Out(1), "v2": Out(1), "it": Out(9),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cm = Module()
+        m.submodules.consts = cm
+        n, cfg = self.n, self.cfg
+        ln = Lanes(m, n, cfg.lsel, "unp", cm=cm)
+
+        # --- S0: unpack ----------------------------------------------------------------------------
+        def unpack(win, bsel, sg, tag):
+            sbits = Signal(n, name=tag + "_sbits")          # the window's bits where they are signs
+            m.d.comb += sbits.eq(Mux(sg, win, 0))
+
+            def f(L, b):
+                b = 4 << b
+                if b > L:
+                    return None
+                return Cat(Cat(win[k * b:(k + 1) * b], sbits[(k + 1) * b - 1].replicate(L - b))
+                           for k in range(n // L))
+            v = ln.per_lane(tag, f, keys=[(bsel, range(5))])
+            s = ln.comb(v & ln.H & sg.replicate(n), tag + "_s")
+            return v, s
+
+        srcs = [unpack(self.win0, cfg.b0, cfg.sg0, "u0"), unpack(self.win1, cfg.b1, cfg.sg1, "u1"),
+                unpack(self.win2, cfg.b2, cfg.sg2, "u2")]
+        regs = [Signal(n, name=nm) for nm in ("a", "as_", "b", "bs", "c", "cs")]
+        v0, v1, v2 = Signal(), Signal(), Signal()
+        it = Signal(9)
+        d0 = Signal.like(self.load_dnib, name="dnib0")
+        d1 = Signal.like(self.load_dnib, name="dnib1")
+
+        # --- S1 -------------------------------------------------------------------------------------
+        m.submodules.alu = alu = VectorAlu(n)
+        m.d.comb += [alu.cfg.eq(cfg), alu.it.eq(it)]
+        for port, r in zip((alu.a, alu.as_, alu.b, alu.bs, alu.c, alu.cs), regs):
+            m.d.comb += port.eq(r)
+        r_low, r_hi, r_neg, r_fit = (Signal(n, name=nm) for nm in ("r_low", "r_hi", "r_neg", "r_fit"))
+
+        # --- S2 -------------------------------------------------------------------------------------
+        m.submodules.conv = conv = Converter(n)
+        m.d.comb += [conv.cfg.eq(cfg), conv.low.eq(r_low), conv.hi.eq(r_hi), conv.neg.eq(r_neg),
+                     conv.fit.eq(r_fit)]
+        o_data = Signal(n)
+        o_cnt = Signal.like(self.load_dnib, name="dnib2")
+
+        # --- control -------------------------------------------------------------------------------
+        take2 = v2 & self.out_ready
+        adv1 = v1 & (~v2 | take2)
+        last_it = it == cfg.occ - 1
+        fin = v0 & last_it & (~v1 | adv1)
+        step = v0 & ~last_it
+        m.d.comb += [
+            alu.step.eq(step),
+            self.s0_free.eq(~v0 | fin),
+            self.out_valid.eq(v2), self.out_data.eq(o_data), self.out_cnt.eq(o_cnt),
+            self.v0.eq(v0), self.v1.eq(v1), self.v2.eq(v2), self.it.eq(it),
+        ]
+        with m.If(self.load):
+            m.d.sync += [v0.eq(1), d0.eq(self.load_dnib)]
+            for r, val in zip(regs, [x for pair in srcs for x in pair]):
+                m.d.sync += r.eq(val)
+        with m.Elif(fin):
+            m.d.sync += v0.eq(0)
+        with m.If(fin):
+            m.d.sync += [it.eq(0), v1.eq(1), d1.eq(d0),
+                         r_low.eq(alu.low), r_hi.eq(alu.hi), r_neg.eq(alu.neg), r_fit.eq(alu.fit)]
+        with m.Else():
+            with m.If(step):
+                m.d.sync += it.eq(it + 1)
+            with m.If(adv1):
+                m.d.sync += v1.eq(0)
+        with m.If(adv1):
+            m.d.sync += [v2.eq(1), o_data.eq(conv.out), o_cnt.eq(d1)]
+        with m.Elif(take2):
+            m.d.sync += v2.eq(0)
+        return m

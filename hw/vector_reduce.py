@@ -1,0 +1,356 @@
+"""The vector engine's reduction unit: ASUM and REDUCE_ALL .. REDUCE_VAR
+(docs/isa-decisions.md D-ARITH ASUM, D-REDUCE; golden/semantics/reduction.py).
+
+The source is a C x H x W tensor (``fc``, ``fh``, ``fw``; 0 means 1); `axis`
+selects the reduced axes. Integer results do not depend on the order of the
+elements (sums, products capped at 2**bits, extremes), so the elements of one
+result are read in memory order: the *walker* cuts them into runs of contiguous
+elements (a whole W row when W is reduced, single elements otherwise) and hands
+each run to reader 0 (`hw.vector_stream.StreamReader`), which realigns it; the
+unit takes one element per cycle from the reader's window.
+
+Per element (one cycle, except as noted):
+
+* sum (exact, 64 + log2(elements) + 2 bits), nonzero flags (ALL, ANY), max, min;
+* REDUCE_VAR: the square, on a radix-2 shift-add multiplier that skips leading
+  zeros: one cycle per significant bit of |x|;
+* REDUCE_PROD: the magnitude times |x| on the same multiplier, capped at
+  2**bits (a product that reaches it saturates whatever follows), and the sign;
+  zero and capped products take one cycle.
+
+Per result: SUM/ASUM, MAX, MIN, ALL, ANY, PROD at once; MEAN the exact sum
+divided by K (toward zero) on a restoring divider, bits + 1 cycles; VAR
+``(K * sum(x^2) - sum(x)^2) // K**2`` with three shift-add products and a
+restoring division of 2 * bits + 2 steps. Then saturation to the destination unit
+(wrapping for ASUM without ``sat``) and one element to the writer.
+
+The dimension products (C*H, H*W, C*W, C*H*W) for the range checks are computed
+on the same multiplier when `dims_start` pulses (at most 48 cycles).
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["Reducer"]
+
+ALL, ANY, MEAN, MAX, MIN, PROD, SUM, VAR = range(8)
+
+
+def _by_width(bsel, fn):
+    """``fn(bits)`` for the unit width 4 << bsel (a multiplexer over the five widths)."""
+    out = fn(4)
+    for bs in range(1, 5):
+        out = Mux(bsel == bs, fn(4 << bs), out)
+    return out
+
+
+class Reducer(wiring.Component):
+    def __init__(self, config, nib_bits):
+        self.config = config
+        self.nb = nib_bits
+        R = config.row_bytes
+        super().__init__({
+            # configuration (static from `start` on)
+            "variant": In(3), "asum": In(1),
+            "src_nib": In(nib_bits), "length": In(nib_bits),
+            "fw": In(12), "fh": In(12), "fc": In(12), "axis": In(3),
+            "bsel": In(3), "signed": In(1), "dbsel": In(3), "dsigned": In(1), "sat": In(1),
+            # dimension products (for the range checks)
+            "dims_start": In(1), "dims_ready": Out(1),
+            "n_total": Out(36), "n_out": Out(36),
+            # run
+            "start": In(1), "run": In(1), "idle": Out(1),
+            "run_start": Out(1), "run_nib": Out(nib_bits), "run_len": Out(nib_bits),
+            "window": In(8 * R), "avail": In(nib_bits), "rd_left": In(nib_bits), "take": Out(nib_bits),
+            "out_valid": Out(1), "out_ready": In(1), "out_data": Out(8 * R), "out_cnt": Out(range(2 * R + 1)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        NB = self.nb
+        SW = 64 + NB + 2                        # sum (signed)
+        QW = 128 + NB + 1                       # sum of squares
+        PW = max(QW + NB, 2 * SW) + 1           # products, numerators
+        BW = max(SW, 2 * NB)                    # second multiplier operand
+        c = Signal(12)
+        h = Signal(12)
+        w = Signal(12)
+        m.d.comb += [c.eq(Mux(self.fc == 0, 1, self.fc)), h.eq(Mux(self.fh == 0, 1, self.fh)),
+                     w.eq(Mux(self.fw == 0, 1, self.fw))]
+        el = self.bsel                          # nibbles per element = 1 << bsel
+
+        # --- shift-add multiplier: p = a * b, one cycle per significant bit of b -------------------
+        sa_a = Signal(PW)
+        sa_b = Signal(BW)
+        sa_p = Signal(PW)
+        sa_busy = Signal()
+        sa_go = Signal()
+        sa_ga, sa_gb = Signal(PW), Signal(BW)
+        with m.If(sa_go):
+            m.d.sync += [sa_a.eq(sa_ga), sa_b.eq(sa_gb), sa_p.eq(0), sa_busy.eq(1)]
+        with m.Elif(sa_busy):
+            with m.If(sa_b == 0):
+                m.d.sync += sa_busy.eq(0)
+            with m.Else():
+                m.d.sync += [sa_p.eq(sa_p + Mux(sa_b[0], sa_a, 0)), sa_a.eq(sa_a << 1), sa_b.eq(sa_b >> 1)]
+        sa_done = sa_busy & (sa_b == 0)
+
+        def mul(a, b):
+            m.d.comb += [sa_go.eq(1), sa_ga.eq(a), sa_gb.eq(b)]
+
+        # --- dimension products ------------------------------------------------------------------------
+        ch, hw, cw, chw = Signal(24), Signal(24), Signal(24), Signal(36)
+        dstep = Signal(3)
+        dims_ready = Signal()
+        m.d.comb += self.dims_ready.eq(dims_ready)
+        with m.If(self.dims_start):
+            m.d.sync += [dstep.eq(0), dims_ready.eq(0)]
+            mul(c, h)
+        with m.Elif(~dims_ready & sa_done):
+            with m.Switch(dstep):
+                with m.Case(0):
+                    m.d.sync += [ch.eq(sa_p), dstep.eq(1)]
+                    mul(h, w)
+                with m.Case(1):
+                    m.d.sync += [hw.eq(sa_p), dstep.eq(2)]
+                    mul(c, w)
+                with m.Case(2):
+                    m.d.sync += [cw.eq(sa_p), dstep.eq(3)]
+                    mul(ch, w)
+                with m.Case(3):
+                    m.d.sync += [chw.eq(sa_p), dims_ready.eq(1)]
+
+        # per-axis geometry (elements): results M, elements per result K, walker loops
+        M, K = Signal(36), Signal(36)
+        o1, o1s, o2, o2s, rc, rs, rl = (Signal(36, name=nm) for nm in ("o1", "o1s", "o2", "o2s", "rc", "rs", "rl"))
+        geo = {
+            1: (ch, w, 1, 0, ch, w, 1, 0, w),
+            2: (cw, h, c, hw, w, 1, h, w, 1),
+            3: (c, hw, 1, 0, c, hw, 1, 0, hw),
+            4: (hw, c, 1, 0, hw, 1, c, hw, 1),
+            5: (h, cw, 1, 0, h, w, c, hw, w),
+            6: (w, ch, 1, 0, w, 1, ch, w, 1),
+            7: (1, chw, 1, 0, 1, 0, 1, 0, chw),
+        }
+        with m.If(self.asum):
+            m.d.comb += [M.eq(1), K.eq(self.length), o1.eq(1), o2.eq(1), rc.eq(1), rl.eq(self.length)]
+        with m.Else():
+            with m.Switch(self.axis):
+                for ax, vals in geo.items():
+                    with m.Case(ax):
+                        m.d.comb += [s.eq(v) for s, v in zip((M, K, o1, o1s, o2, o2s, rc, rs, rl), vals)]
+        m.d.comb += [self.n_total.eq(chw), self.n_out.eq(M)]
+
+        # --- walker ------------------------------------------------------------------------------------------
+        pend = Signal()
+        wc1, wc2, wrc = Signal(NB), Signal(NB), Signal(NB)
+        wa1, wa2, war = Signal(NB + 1), Signal(NB + 1), Signal(NB + 1)
+        run_start = Signal()
+        m.d.comb += [run_start.eq(self.run & pend & (self.rd_left == 0)),
+                     self.run_start.eq(run_start), self.run_nib.eq(war), self.run_len.eq((rl << el)[:NB])]
+        with m.If(self.start):
+            m.d.sync += [pend.eq(1), wc1.eq(0), wc2.eq(0), wrc.eq(0),
+                         wa1.eq(self.src_nib), wa2.eq(self.src_nib), war.eq(self.src_nib)]
+        with m.Elif(run_start):
+            with m.If(wrc + 1 < rc):
+                m.d.sync += [wrc.eq(wrc + 1), war.eq(war + (rs << el))]
+            with m.Elif(wc2 + 1 < o2):
+                n2 = wa2 + (o2s << el)
+                m.d.sync += [wrc.eq(0), wc2.eq(wc2 + 1), wa2.eq(n2), war.eq(n2)]
+            with m.Elif(wc1 + 1 < o1):
+                n1 = wa1 + (o1s << el)
+                m.d.sync += [wrc.eq(0), wc2.eq(0), wc1.eq(wc1 + 1), wa1.eq(n1), wa2.eq(n1), war.eq(n1)]
+            with m.Else():
+                m.d.sync += pend.eq(0)
+
+        # --- element --------------------------------------------------------------------------------------------
+        x = Signal(65)                                    # the element, sign- or zero-extended
+        xsign = Signal()
+        with m.Switch(self.bsel):
+            for bs in range(5):
+                b = 4 << bs
+                with m.Case(bs):
+                    m.d.comb += [xsign.eq(self.window[b - 1] & self.signed),
+                                 x.eq(Cat(self.window[:b], xsign.replicate(65 - b)))]
+        xs = x.as_signed()
+        xneg = x[64]
+        xabs = Signal(65)
+        m.d.comb += xabs.eq(Mux(xneg, -xs, xs))
+        xnz = x != 0
+        el_nib = Signal(6)
+        m.d.comb += el_nib.eq(Const(1, 6) << el)
+        cap = Signal(66)                                  # PROD magnitudes saturate here: 2**bits
+        m.d.comb += cap.eq(_by_width(self.bsel, lambda b: Const(1 << b, 66)))
+
+        acc_sum = Signal(SW)
+        acc_sq = Signal(QW)
+        pmag = Signal(66)
+        pneg = Signal()
+        mx = Signal(65)
+        mn = Signal(65)
+        anynz = Signal()
+        allnz = Signal()
+        kcnt = Signal(36)
+        outs = Signal(36)                                 # results emitted
+        t1 = Signal(PW)                                   # VAR: K * sum of squares
+        num = Signal(PW)
+        v = Signal(PW)                                    # the result, signed
+        vneg = Signal()
+        dv_x = Signal(PW)                                 # divider: remainder
+        dv_d = Signal(PW)                                 # shifted divisor
+        dv_q = Signal(PW)
+        dv_n = Signal(8)
+        o_data = Signal(64)
+
+        def reset_acc():
+            m.d.sync += [acc_sum.eq(0), acc_sq.eq(0), pmag.eq(1), pneg.eq(0), anynz.eq(0), allnz.eq(1), kcnt.eq(0)]
+
+        last_el = kcnt + 1 == K
+        var = self.variant
+        take = Signal()
+        m.d.comb += self.take.eq(Mux(take, el_nib, 0))
+        dsat_lo = Signal(65)
+        dsat_hi = Signal(65)
+        with m.Switch(Cat(self.dbsel, self.dsigned)):
+            for bs in range(5):
+                for sg in (0, 1):
+                    b = 4 << bs
+                    lo, hi = (-(1 << (b - 1)), (1 << (b - 1)) - 1) if sg else (0, (1 << b) - 1)
+                    with m.Case(bs | (sg << 3)):
+                        m.d.comb += [dsat_lo.eq(lo & ((1 << 65) - 1)), dsat_hi.eq(hi)]
+
+        with m.FSM(name="red"):
+            with m.State("IDLE"):
+                m.d.comb += self.idle.eq(1)
+                with m.If(self.start):
+                    reset_acc()
+                    m.d.sync += [outs.eq(0), mx.eq(0), mn.eq(0)]
+                    m.next = "ACC"
+
+            with m.State("ACC"):
+                with m.If(self.avail >= el_nib):
+                    m.d.comb += take.eq(1)
+                    first = kcnt == 0
+                    m.d.sync += [
+                        acc_sum.eq(acc_sum + xs), kcnt.eq(kcnt + 1),
+                        anynz.eq(anynz | xnz), allnz.eq(allnz & xnz),
+                        mx.eq(Mux(first | (xs > mx.as_signed()), x, mx)),
+                        mn.eq(Mux(first | (xs < mn.as_signed()), x, mn)),
+                        pneg.eq(pneg ^ xneg),
+                    ]
+                    with m.If(var == VAR):
+                        mul(xabs, xabs)
+                        m.next = "SQ"
+                    with m.Elif((var == PROD) & (pmag != 0) & (pmag != cap) & (xabs > 1)):
+                        mul(pmag, xabs)
+                        m.next = "PROD"
+                    with m.Else():
+                        with m.If(var == PROD):
+                            with m.If(~xnz):
+                                m.d.sync += pmag.eq(0)
+                        with m.If(last_el):
+                            m.next = "FIN"
+
+            with m.State("SQ"):
+                with m.If(sa_done):
+                    m.d.sync += acc_sq.eq(acc_sq + sa_p)
+                    with m.If(kcnt == K):
+                        m.next = "FIN"
+                    with m.Else():
+                        m.next = "ACC"
+
+            with m.State("PROD"):
+                with m.If(sa_done):
+                    m.d.sync += pmag.eq(Mux(sa_p >= cap, cap, sa_p))
+                    with m.If(kcnt == K):
+                        m.next = "FIN"
+                    with m.Else():
+                        m.next = "ACC"
+
+            with m.State("FIN"):
+                sum_neg = acc_sum[SW - 1]
+                sum_abs = Mux(sum_neg, -acc_sum.as_signed(), acc_sum)
+                with m.Switch(var):
+                    with m.Case(ALL):
+                        m.d.sync += [v.eq(allnz), vneg.eq(0)]
+                        m.next = "SAT"
+                    with m.Case(ANY):
+                        m.d.sync += [v.eq(anynz), vneg.eq(0)]
+                        m.next = "SAT"
+                    with m.Case(MAX):
+                        m.d.sync += [v.eq(mx.as_signed()), vneg.eq(mx[64])]
+                        m.next = "SAT"
+                    with m.Case(MIN):
+                        m.d.sync += [v.eq(mn.as_signed()), vneg.eq(mn[64])]
+                        m.next = "SAT"
+                    with m.Case(SUM):
+                        m.d.sync += [v.eq(acc_sum.as_signed()), vneg.eq(sum_neg)]
+                        m.next = "SAT"
+                    with m.Case(PROD):
+                        neg_p = pneg & (pmag != 0)
+                        m.d.sync += [v.eq(Mux(neg_p, -pmag.as_signed(), pmag)), vneg.eq(neg_p)]
+                        m.next = "SAT"
+                    with m.Case(MEAN):
+                        # |sum| / K: quotient below 2**(bits+1)
+                        m.d.sync += [dv_x.eq(sum_abs), dv_d.eq(_by_width(self.bsel, lambda b: K << b)),
+                                     dv_q.eq(0), dv_n.eq(_by_width(self.bsel, lambda b: b + 1)),
+                                     vneg.eq(sum_neg)]
+                        m.next = "DIV"
+                    with m.Case(VAR):
+                        mul(acc_sq, K)
+                        m.next = "VAR1"
+
+            with m.State("VAR1"):                             # t1 = K * sum(x^2)
+                sum_abs = Mux(acc_sum[SW - 1], -acc_sum.as_signed(), acc_sum)
+                with m.If(sa_done):
+                    m.d.sync += t1.eq(sa_p)
+                    mul(sum_abs, sum_abs)
+                    m.next = "VAR2"
+
+            with m.State("VAR2"):                             # num = t1 - sum^2
+                with m.If(sa_done):
+                    m.d.sync += num.eq(t1 - sa_p)
+                    mul(K, K)
+                    m.next = "VAR3"
+
+            with m.State("VAR3"):                             # num // K^2, below 2**(2 bits + 2)
+                with m.If(sa_done):
+                    m.d.sync += [dv_x.eq(num), dv_d.eq(_by_width(self.bsel, lambda b: sa_p << (2 * b + 1))),
+                                 dv_q.eq(0), dv_n.eq(_by_width(self.bsel, lambda b: 2 * b + 2)),
+                                 vneg.eq(0)]
+                    m.next = "DIV"
+
+            with m.State("DIV"):
+                with m.If(dv_n == 0):
+                    m.d.sync += v.eq(Mux(vneg, -dv_q.as_signed(), dv_q))
+                    m.next = "SAT"
+                with m.Else():
+                    ge = dv_x >= dv_d
+                    m.d.sync += [dv_x.eq(Mux(ge, dv_x - dv_d, dv_x)), dv_q.eq(Cat(ge, dv_q)),
+                                 dv_d.eq(dv_d >> 1), dv_n.eq(dv_n - 1)]
+
+            with m.State("SAT"):
+                vs = v.as_signed()
+                lo = dsat_lo.as_signed()
+                hi = dsat_hi.as_signed()
+                with m.If(self.sat & (vs > hi)):
+                    m.d.sync += o_data.eq(dsat_hi)
+                with m.Elif(self.sat & (vs < lo)):
+                    m.d.sync += o_data.eq(dsat_lo)
+                with m.Else():
+                    m.d.sync += o_data.eq(v)
+                m.next = "OUT"
+
+            with m.State("OUT"):
+                m.d.comb += self.out_valid.eq(1)
+                with m.If(self.out_ready):
+                    reset_acc()
+                    m.d.sync += outs.eq(outs + 1)
+                    with m.If(outs + 1 == M):
+                        m.next = "IDLE"
+                    with m.Else():
+                        m.next = "ACC"
+
+        m.d.comb += [self.out_data.eq(o_data), self.out_cnt.eq(Const(1, 5) << self.dbsel)]
+        return m

@@ -1,0 +1,252 @@
+"""Operand streams of the vector engine: the realigning reader and the row writer.
+
+Both work in *nibbles* (4-bit units), so that int4 operands and odd element counts
+need no special path; nibble address ``2 * byte_address (+1 for the high nibble)``.
+The datapath width W equals the memory row width R (``row_bytes``): one row per
+cycle and port is exactly one beat of the widest operand.
+
+`StreamReader` -- one source operand (a contiguous run of nibbles at any nibble
+address). It requests the run's rows in order, at most 3 rows ahead of the row
+the consumer is in, and keeps them in a 4-row buffer indexed by ``row mod 4``
+(the consumer's row, the next one and two prefetched rows; a response is stored
+without rotation). The consumer sees a ``2R``-nibble *window* that starts at its
+current position (its two rows funnel-shifted by the nibble offset) and ``avail``,
+the nibbles of the run from there on that have arrived; it advances by ``take``
+nibbles (at most one row per cycle). A response is
+written into the buffer at the end of the cycle it arrives in, so data requested
+in cycle t is visible to the consumer in cycle t + 2. One row request per cycle
+sustains one full window per cycle at any alignment. `start` begins a new run
+(the buffer is reused; nothing of an earlier run is pending when a run ends).
+
+`StreamWriter` -- the destination (a contiguous run of nibbles starting on a
+byte). It accepts beats of up to ``2R`` nibbles, assembles them in a two-row
+accumulator at their memory alignment and writes a row (with byte enables for
+exactly the bytes it holds) as soon as the stream has passed its end, or at the
+end of the stream; the row write request is registered (it holds until the memory
+takes it). It accepts a beat only when its request register is free or being
+freed, so one beat per cycle is sustained while the memory takes one write per
+cycle. An odd int4 destination ends in the low nibble of a byte: the caller
+provides that byte's old high nibble (`tail_*`), which is written back unchanged
+with the last row.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+__all__ = ["StreamReader", "StreamWriter"]
+
+
+def funnel(m, x, amount, out_bits, unit, name):
+    """``(x >> amount * unit)[:out_bits]`` as explicit multiplexer stages, largest
+    shift first, each stage only as wide as the later stages still need."""
+    for k in reversed(range(len(amount))):
+        d = unit << k
+        keep = out_bits + (unit << k) - unit
+        y = Signal(keep, name=f"{name}_{k}")
+        m.d.comb += y.eq(Mux(amount[k], x[d:d + keep], x[:keep]))
+        x = y
+    return x[:out_bits]
+
+
+class StreamReader(wiring.Component):
+    """One realigning operand reader (see the module docstring).
+
+    `nib_bits`: width of nibble addresses and counts; `row_addr_bits`: width of
+    row indices."""
+
+    def __init__(self, row_bytes, nib_bits, row_addr_bits):
+        self.R = row_bytes
+        self.nib_bits = nib_bits
+        self.ra_bits = row_addr_bits
+        super().__init__({
+            "start": In(1),
+            "start_nib": In(nib_bits),           # first nibble of the run
+            "start_len": In(nib_bits),           # nibbles in the run (0: nothing)
+            "req_valid": Out(1),
+            "req_row": Out(row_addr_bits),
+            "req_ready": In(1),                  # the request transfers this cycle
+            "rsp_valid": In(1),                  # this cycle's response is ours
+            "rsp_data": In(8 * row_bytes),
+            "window": Out(8 * row_bytes),
+            "avail": Out(nib_bits),              # nibbles available at the window
+            "take": In(nib_bits),                # nibbles consumed this cycle
+            "left": Out(nib_bits),               # nibbles of the run not yet consumed
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        R = self.R
+        RN = 2 * R                                  # nibbles per row
+        lrn = exact_log2(RN)
+        nb = self.nib_bits
+        end = Signal(nb + 1)
+        pos = Signal(nb + 1)                        # absolute nibble address of the consumer
+        irow = Signal(nb)                           # next row to request
+        lrow = Signal(nb)                           # last row of the run
+        rrow = Signal(nb)                           # next row to arrive
+        on = Signal()
+        # rows crow and crow + 1 (the window's), and two prefetched rows in a ring
+        cur = Signal(8 * R)
+        nxt = Signal(8 * R)
+        pre = [Signal(8 * R, name=f"pre{i}") for i in range(2)]
+
+        crow = Signal(nb)
+        m.d.comb += crow.eq(pos >> lrn)
+        m.d.comb += [
+            self.req_valid.eq(on & (irow <= lrow) & (irow <= crow + 3)),
+            self.req_row.eq(irow),
+        ]
+        with m.If(self.req_valid & self.req_ready):
+            m.d.sync += irow.eq(irow + 1)
+
+        # the consumer crosses into the next row: cur <- nxt <- row crow + 2
+        npos = Signal(nb + 1)
+        m.d.comb += npos.eq(pos + self.take)
+        adv = ~self.start & (npos[lrn:] != pos[lrn:])
+        row2 = crow + 2
+        pre_row2 = Mux(row2[0], pre[1], pre[0])      # row crow + 2 if it has arrived earlier
+        with m.If(self.rsp_valid):
+            m.d.sync += rrow.eq(rrow + 1)
+        with m.If(adv):
+            m.d.sync += cur.eq(nxt)
+            with m.If(self.rsp_valid & (rrow == row2)):
+                m.d.sync += nxt.eq(self.rsp_data)
+            with m.Else():
+                m.d.sync += nxt.eq(pre_row2)
+        with m.If(self.rsp_valid):
+            with m.If(rrow == crow):
+                m.d.sync += cur.eq(self.rsp_data)
+            with m.Elif(rrow == crow + 1):
+                with m.If(~adv):
+                    m.d.sync += nxt.eq(self.rsp_data)
+                with m.Else():
+                    m.d.sync += cur.eq(self.rsp_data)
+            with m.Else():
+                with m.If(rrow[0]):
+                    m.d.sync += pre[1].eq(self.rsp_data)
+                with m.Else():
+                    m.d.sync += pre[0].eq(self.rsp_data)
+
+        m.d.comb += self.window.eq(funnel(m, Cat(cur, nxt), pos[:lrn], 8 * R, 4, "win"))
+
+        recv_end = Signal(nb + 1)
+        m.d.comb += recv_end.eq(rrow << lrn)
+        lim = Mux(recv_end < end, recv_end, end)
+        m.d.comb += [
+            self.avail.eq(Mux(lim > pos, lim - pos, 0)),
+            self.left.eq(end - pos),
+        ]
+
+        with m.If(self.start):
+            first = self.start_nib >> lrn
+            m.d.sync += [
+                pos.eq(self.start_nib),
+                end.eq(self.start_nib + self.start_len),
+                irow.eq(first), rrow.eq(first),
+                lrow.eq((self.start_nib + self.start_len - 1) >> lrn),
+                on.eq(self.start_len != 0),
+            ]
+        with m.Else():
+            m.d.sync += pos.eq(npos)
+        return m
+
+
+class StreamWriter(wiring.Component):
+    """The destination row writer (see the module docstring)."""
+
+    def __init__(self, row_bytes, nib_bits, row_addr_bits):
+        self.R = row_bytes
+        self.nib_bits = nib_bits
+        self.ra_bits = row_addr_bits
+        R = row_bytes
+        super().__init__({
+            "start": In(1),
+            "start_nib": In(nib_bits),           # first nibble (even)
+            "start_len": In(nib_bits),           # nibbles in the stream
+            "tail_en": In(1),                    # the stream ends in a low nibble: the old
+            "tail_nib": In(4),                   #   high nibble of its byte (held by the caller)
+            "in_valid": In(1),
+            "in_ready": Out(1),
+            "in_data": In(8 * R),
+            "in_cnt": In(range(2 * R + 1)),      # nibbles of this beat
+            "wr_valid": Out(1),
+            "wr_ready": In(1),
+            "wr_row": Out(row_addr_bits),
+            "wr_data": Out(8 * R),
+            "wr_be": Out(R),
+            "done": Out(1),                      # everything written (and taken)
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        R = self.R
+        RN = 2 * R
+        lrn = exact_log2(RN)
+        nb = self.nib_bits
+        pos = Signal(nb + 1)                        # absolute nibble address of the next nibble
+        end = Signal(nb + 1)
+        arow = Signal(nb)                           # row of the accumulator's first half
+        acc = Signal(16 * R)                        # two rows of data
+        accm = Signal(4 * R)                        # nibble valid mask
+        tail_row = Signal(nb)
+        tail_en, tail_nib = self.tail_en, self.tail_nib
+        tail_off = Signal(lrn)
+        wv = Signal()
+        wrow = Signal(self.ra_bits)
+        wdata = Signal(8 * R)
+        wbe = Signal(R)
+        m.d.comb += [self.wr_valid.eq(wv), self.wr_row.eq(wrow), self.wr_data.eq(wdata),
+                     self.wr_be.eq(wbe)]
+
+        can = ~wv | self.wr_ready
+        at_end = pos == end
+        m.d.comb += [
+            self.in_ready.eq(can & ~at_end),
+            self.done.eq(at_end & (accm == 0) & ~wv),
+        ]
+        with m.If(wv & self.wr_ready):
+            m.d.sync += wv.eq(0)
+
+        off = pos[:lrn]
+        cnt_mask = Signal(RN)
+        m.d.comb += cnt_mask.eq((Const(1, RN + 1) << self.in_cnt) - 1)
+        nmask = Signal(4 * R)
+        ndata = Signal(16 * R)
+        expand = Cat(*(cnt_mask[i].replicate(4) for i in range(RN)))
+        m.d.comb += [
+            nmask.eq(accm | (cnt_mask << off)),
+            ndata.eq(acc | ((self.in_data & expand) << Cat(Const(0, 2), off))),
+        ]
+
+        def emit(data, mask, row):
+            """Load the write request with one row of `data` (nibble mask `mask`)."""
+            full = Cat(*(mask[i].replicate(4) for i in range(RN)))
+            d = data & full
+            be = Cat(*(mask[2 * i] | mask[2 * i + 1] for i in range(R)))
+            tail = tail_en & (row == tail_row)
+            tail_mask = Signal(RN, name="tail_mask")
+            m.d.comb += tail_mask.eq(Mux(tail, Const(1, RN) << tail_off, 0))
+            tail_data = Cat(*(tail_mask[i].replicate(4) & tail_nib for i in range(RN)))
+            m.d.sync += [wv.eq(1), wrow.eq(row), wdata.eq(d | tail_data), wbe.eq(be)]
+
+        with m.If(self.start):
+            m.d.sync += [
+                pos.eq(self.start_nib), end.eq(self.start_nib + self.start_len),
+                arow.eq(self.start_nib >> lrn), acc.eq(0), accm.eq(0),
+                tail_row.eq((self.start_nib + self.start_len) >> lrn),
+                tail_off.eq((self.start_nib + self.start_len)[:lrn]),
+            ]
+        with m.Elif(self.in_valid & self.in_ready):
+            npos = pos + self.in_cnt
+            m.d.sync += pos.eq(npos)
+            with m.If((off + self.in_cnt >= RN) | (npos == end)):
+                emit(ndata[:8 * R], nmask[:RN], arow)
+                m.d.sync += [acc.eq(ndata[8 * R:]), accm.eq(nmask[RN:]), arow.eq(arow + 1)]
+            with m.Else():
+                m.d.sync += [acc.eq(ndata), accm.eq(nmask)]
+        with m.Elif(at_end & (accm != 0) & can):
+            emit(acc[:8 * R], accm[:RN], arow)
+            m.d.sync += [acc.eq(0), accm.eq(0), arow.eq(arow + 1)]
+        return m

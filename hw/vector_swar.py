@@ -1,0 +1,215 @@
+"""Lane-parallel (SWAR) arithmetic for the vector engine's datapath.
+
+The vector datapath is one N-bit word (N = 8 * vector_bytes) split into lanes of
+L bits, L in {4, 8, 16, 32, 64} (``lsel`` = log2(L) - 2 selects it at run time).
+Element k of a beat lives in bits [k*L, (k+1)*L). A value that needs one more bit
+than the lane (an unsigned L-bit element next to signed ones) carries that bit
+in a separate *sign word* whose only non-zero bits are the lane MSB positions
+(``H``): lane value = low + sign * (-2**L).
+
+`Lanes` builds the masks for the current lane width and the lane-parallel
+operations on such words: carry-killed addition with the exact upper bits of the
+result, ``lane_any`` (a lane-wide mask of lanes holding any set bit), per-lane
+shifts by a per-lane amount, and lane-wide selection. Every operation returns a
+fresh Signal, so that expressions never nest (pysim evaluates each once) and the
+netlist mirrors the structure written here.
+
+Exact results are described by three words: ``low`` (the result modulo 2**L),
+``neg`` (the exact result is negative) and ``fit`` (it lies in [-2**L, 2**L));
+``neg``/``fit`` are flags at the ``H`` positions or lane-wide masks, as each
+function says.
+"""
+
+from amaranth.hdl import Cat, Const, Signal
+
+__all__ = ["LANE_BITS", "Lanes", "lane_const"]
+
+LANE_BITS = (4, 8, 16, 32, 64)
+
+
+def lane_const(n, lane, value):
+    """`value` (the low `lane` bits) repeated in every lane of an `n`-bit word."""
+    value &= (1 << lane) - 1
+    out = 0
+    for k in range(n // lane):
+        out |= value << (k * lane)
+    return out
+
+
+class Lanes:
+    """Lane-parallel operations for module `m` on `n`-bit words with lane width
+    ``4 << lsel``. `prefix` names the signals created."""
+
+    def __init__(self, m, n, lsel, prefix="ln", cm=None):
+        self.m, self.n, self.lsel, self.prefix = m, n, lsel, prefix
+        self.cm = cm if cm is not None else m     # where run-time constants are built
+        self._k = 0
+        self.ALL = Const((1 << n) - 1, n)
+        self.H = self.const(lambda L: 1 << (L - 1), "H")
+        self.LO = self.const(lambda L: 1, "LO")
+        self.NH = self.const(lambda L: (1 << (L - 1)) - 1, "NH")
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def sig(self, name, width=None):
+        self._k += 1
+        return Signal(width or self.n, name=f"{self.prefix}_{name}_{self._k}")
+
+    def comb(self, value, name="t", width=None):
+        """A new signal driven by `value` (truncated to the word)."""
+        s = self.sig(name, width)
+        self.m.d.comb += s.eq(value[:len(s)] if len(value) > len(s) else value)
+        return s
+
+    def signal(self, value, name="t"):
+        """`value` as a signal (an expression is given a signal of its own, so that
+        slicing it per lane does not copy the expression into every lane)."""
+        return value if isinstance(value, Signal) else self.comb(value, name)
+
+    def per_lane(self, name, fn, *, keys=None, width=None, module=None):
+        """A signal chosen by the lane width (and, with `keys` = [(selector, values)],
+        by further selectors): ``fn(L, *key_values)`` gives an int constant or a Value,
+        or None for combinations that never occur (left 0)."""
+        mod = module if module is not None else self.m
+        s = self.sig(name, width)
+        sels = [self.lsel] + [k for k, _ in (keys or [])]
+        choices = [list(enumerate(LANE_BITS))] + [[c if isinstance(c, tuple) else (c, c) for c in v]
+                                                  for _, v in (keys or [])]
+        widths = [len(x) for x in sels]
+
+        def rec(level, acc_code, acc_vals):
+            if level == len(sels):
+                v = fn(*acc_vals)
+                if v is None:
+                    return
+                with mod.Case(acc_code):
+                    mod.d.comb += s.eq(v)
+                return
+            shift = sum(widths[:level])
+            for code, val in choices[level]:
+                rec(level + 1, acc_code | (code << shift), acc_vals + [val])
+
+        with mod.Switch(Cat(*sels)):
+            rec(0, 0, [])
+        return s
+
+    def const(self, fn, name="c", *, keys=None):
+        """A word with ``fn(L, ...)`` repeated in every lane (see `per_lane`)."""
+        n = self.n
+
+        def f(L, *rest):
+            v = fn(L, *rest)
+            return None if v is None else Const(lane_const(n, L, v), n)
+        return self.per_lane(name, f, keys=keys, module=self.cm)
+
+    # --- lane-wide masks ---------------------------------------------------------------------
+
+    def _broadcast(self, flags, name):
+        """Lane-wide masks from per-lane flags: ``flags[i]`` holds one bit per lane of
+        width 4 << i."""
+        out = self.sig(name)
+        with self.m.Switch(self.lsel):
+            for i, L in enumerate(LANE_BITS):
+                with self.m.Case(i):
+                    self.m.d.comb += out.eq(Cat(flags[i][k].replicate(L) for k in range(self.n // L)))
+        return out
+
+    def lane_any(self, x, name="any"):
+        """Lane-wide mask of the lanes of `x` with any bit set (one OR tree serves
+        every lane width: nibbles, then pairs of them, ...)."""
+        x = self.signal(x, name + "_in")
+        level = Signal(self.n // 4, name=f"{self.prefix}_{name}_or4_{self._k}")
+        self.m.d.comb += level.eq(Cat(x[4 * i:4 * i + 4].any() for i in range(self.n // 4)))
+        flags = [level]
+        for L in LANE_BITS[1:]:
+            prev = flags[-1]
+            nxt = Signal(self.n // L, name=f"{self.prefix}_{name}_or{L}_{self._k}")
+            self.m.d.comb += nxt.eq(Cat(prev[2 * k] | prev[2 * k + 1] for k in range(self.n // L)))
+            flags.append(nxt)
+        return self._broadcast(flags, name)
+
+    def lane_flag(self, x, name="flag"):
+        """Lane-wide mask from a flag word whose only set bits are lane MSBs (sign
+        words, carries): no OR needed."""
+        x = self.signal(x, name + "_in")
+        return self._broadcast([x[L - 1::L] for L in LANE_BITS], name)
+
+    def lane_bit(self, x, pos, name="bit"):
+        """Lane-wide mask of the lanes whose bit `pos` (an int, or a function of L)
+        is set (lanes narrower than `pos` give 0)."""
+        x = self.signal(x, name + "_in")
+
+        def f(L):
+            p = pos(L) if callable(pos) else pos
+            if p >= L:
+                return Const(0, self.n)
+            return Cat(x[k * L + p].replicate(L) for k in range(self.n // L))
+        return self.per_lane(name, f)
+
+    def sel(self, mask, a, b, name="sel"):
+        """Lane-wise `a` where `mask` is set, else `b`."""
+        return self.comb((a & mask) | (b & ~mask), name)
+
+    # --- addition ---------------------------------------------------------------------------
+
+    def add(self, a, a_s, b, b_s, cin, name="add"):
+        """Exact lane-wise a + b + cin of (L+1)-bit values (`a_s`, `b_s`: sign flags at
+        H; `cin`: 0/1 at the lane LSBs). Returns (low, neg, fit), flags at H."""
+        H, NH = self.H, self.NH
+        a, a_s, b, b_s, cin = (Const(v, self.n) if isinstance(v, int) else v for v in (a, a_s, b, b_s, cin))
+        s = self.comb((a & NH) + (b & NH) + cin, name + "_s")
+        low = self.comb(s ^ ((a ^ b) & H), name)
+        cout = ((a & b) | ((a ^ b) & s)) & H
+        neg = self.comb(((~cout & (a_s | b_s)) | (cout & a_s & b_s)) & H, name + "_neg")
+        fit = self.comb(~((cout & ~a_s & ~b_s) | (~cout & a_s & b_s)) & H, name + "_fit")
+        return low, neg, fit
+
+    def sub(self, a, a_s, b, b_s, name="sub"):
+        """Exact lane-wise a - b (see `add`)."""
+        return self.add(a, a_s, ~b, ~b_s & self.H, self.LO, name)
+
+    def carry(self, a, b, name="cy"):
+        """Lane-wise unsigned a >= b of L-bit lanes (the carry of a + ~b + 1), at H,
+        and the difference modulo 2**L."""
+        H, NH = self.H, self.NH
+        nb = self.comb(~b, name + "_nb")
+        s = self.comb((a & NH) + (nb & NH) + self.LO, name + "_s")
+        diff = self.comb(s ^ ((a ^ nb) & H), name + "_d")
+        ge = self.comb(((a & nb) | ((a ^ nb) & s)) & H, name + "_ge")
+        return ge, diff
+
+    def neg_if(self, x, mask, name="ng"):
+        """Lane-wise -x (mod 2**L) where `mask` is set, else x."""
+        xm = self.comb(x ^ mask, name + "_x")
+        s = (xm & self.NH) + (mask & self.LO)
+        return self.comb(s[:self.n] ^ (xm & self.H), name)
+
+    def magnitude(self, x, x_s, name="mag"):
+        """|value| of (L+1)-bit values whose magnitude fits L bits (signed sources,
+        unsigned sources of L bits or fewer)."""
+        return self.neg_if(x, self.lane_flag(x_s, name + "_m"), name)
+
+    def less(self, a, a_s, b, b_s, name="lt"):
+        """Lane-wide mask of a < b (exact)."""
+        _, neg, _ = self.sub(a, a_s, b, b_s, name)
+        return self.lane_flag(neg, name + "_m")
+
+    # --- shifts ---------------------------------------------------------------------------------
+
+    def shift(self, x, amount, keep, *, left, fill=None, stages=6, keys=None, name="sh"):
+        """Lane-wise shift of `x` by the per-lane `amount` (bits 0..stages-1 of each
+        lane are used). ``keep(L, j)`` gives the lane bits that stay valid after a
+        stage shifting by 2**j (an int mask per lane); the others are cleared, or
+        taken from `fill` (a lane-wide mask word) for arithmetic right shifts.
+        `keys` as for `per_lane` (``keep(L, j, *key_values)``)."""
+        cur = x
+        for j in range(stages):
+            d = 1 << j
+            km = self.const(lambda L, *kv, j=j: keep(L, j, *kv), f"{name}_k{j}", keys=keys)
+            moved = (cur << d)[:self.n] if left else (cur >> d)
+            new = moved & km
+            if fill is not None:
+                new = new | (fill & ~km)
+            bit = self.lane_bit(amount, j, f"{name}_b{j}")
+            cur = self.sel(bit, new, cur, f"{name}_{j}")
+        return cur
