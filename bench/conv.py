@@ -1,40 +1,45 @@
-"""MAC utilisation of the matrix engine on the convolution layers of ResNet-20
-(CIFAR-10), on Verilator.
+"""MAC utilisation of the matrix unit on the 3 x 3 convolution layers of ResNet-20
+(CIFAR-10), measured through the core on Verilator (`xdsa bench conv`).
+Target (issue 6): at least 75 % on every layer.
 
 Each layer is one CONV2D instruction: s8 feature map (NHWC), s8 3 x 3 kernels,
 padding 1 (per-layer value 0), int32 per-channel bias, per-channel multiplier and
 shift, an output zero point (IMM scale_o), clip to int8 and s8 output (the usual
-int8 quantisation). Layers: the 3 x 3 convolutions of the three stages (16, 32 and
-64 channels at 32 x 32, 16 x 16 and 8 x 8) and the two stride-2 transitions; the
-stem (3 input channels) is reported too, separately (its 3 channels fill 3 of the N
-rows of the array). Every result is checked byte for byte against the golden model.
+int8 quantisation). Layers: the stem (3 -> 16 channels at 32 x 32), the 3 x 3
+convolutions of the three stages (16, 32 and 64 channels at 32 x 32, 16 x 16 and
+8 x 8) and the two stride-2 transitions. The last row weights every layer by how
+often it occurs in ResNet-20 (1 stem, 6 + 5 + 5 stage convolutions, 2
+transitions: all 19 3 x 3 convolutions).
 
-Utilisation = useful MACs (K x H_out x W_out x C x 9) / (N^2 x cycles from issue to
-completion), the cycles counted on the standalone engine harness from the
-engine's command to its ``done`` (bench/matrix_harness.py; see bench/matmul.py).
-`base` (N = 8) holds every layer.
+Utilisation = useful MACs (K x H_out x W_out x C x 9) / (N^2 x cycles from issue
+to completion), the cycles counted on the core (bench/matrix_core.py: the
+program's cycles minus those of exit/end alone), every result checked against
+the golden model. `base` (N = 8, 128 KiB) holds every layer.
 """
+
+import sys
 
 import numpy as np
 
 from xdsa.golden.isa import DataUnit
 from xdsa.hw.config import get_config
 
-from .matmul import run_instruction
+from .matrix_core import DATA, check_config, measure
 
-# (name, C, H/W in, K, stride)
+# (name, C, H/W in, K, stride, occurrences in ResNet-20)
 LAYERS = (
-    ("stage1_16x32x32", 16, 32, 16, 1),
-    ("stage2_down_16to32_s2", 16, 32, 32, 2),
-    ("stage2_32x16x16", 32, 16, 32, 1),
-    ("stage3_down_32to64_s2", 32, 16, 64, 2),
-    ("stage3_64x8x8", 64, 8, 64, 1),
+    ("stem 3->16 32x32", 3, 32, 16, 1, 1),
+    ("stage1 16->16 32x32", 16, 32, 16, 1, 6),
+    ("stage2 down 16->32 32x32 s2", 16, 32, 32, 2, 1),
+    ("stage2 32->32 16x16", 32, 16, 32, 1, 5),
+    ("stage3 down 32->64 16x16 s2", 32, 16, 64, 2, 1),
+    ("stage3 64->64 8x8", 64, 8, 64, 1, 5),
 )
-STEM = ("stem_3to16_32x32", 3, 32, 16, 1)
+TARGET = 0.75
 
 
 def layer_fields(C, HW, K, stride, base, rng):
-    """(fields, data patches) of one layer with its operands from `base` upwards."""
+    """(fields, data patches, MACs, end) of one layer with its operands from `base` upwards."""
     Ho = (HW + 2 - 3) // stride + 1
     fm = base
     kernel = (fm + C * HW * HW + 63) & ~31
@@ -65,32 +70,55 @@ def layer_fields(C, HW, K, stride, base, rng):
 
 
 def run_layer(config, layer, rng):
-    name, C, HW, K, stride = layer
-    fields, patches, macs, end = layer_fields(C, HW, K, stride, 0x1000, rng)
+    name, C, HW, K, stride, count = layer
+    fields, patches, macs, end = layer_fields(C, HW, K, stride, DATA, rng)
     if end > config.mem_bytes:
         raise ValueError(f"{name} does not fit the {config.mem_bytes}-byte memory of {config.name}")
-    mem = np.zeros(config.mem_bytes, dtype=np.uint8)
-    for a, data in patches:
-        mem[a:a + len(data)] = np.frombuffer(data, dtype=np.uint8)
-    r = run_instruction(config, "conv2d", fields, mem.tobytes())
+    r = measure(config, [("conv2d", fields)], patches, label=name)
     N = config.array_n
-    return {"config": config.name, "N": N, "C": C, "HW": HW, "K": K, "stride": stride, "macs": macs,
-            "cycles": r.cycles, "row_reads_a": r.reads_a, "row_reads_b": r.reads_b, "row_writes": r.writes,
-            "mac_utilisation": round(macs / (N * N * r.cycles), 4)}
+    ideal = -(-macs // (N * N))
+    return {"layer": name, "C": C, "K": K, "HW": HW, "stride": stride, "in_resnet20": count, "macs": macs,
+            "ideal_cycles": ideal, "cycles": r["cycles"], "overhead_cycles": r["cycles"] - ideal,
+            "mac_utilisation": round(macs / (N * N * r["cycles"]), 4), "sim_seconds": r["sim_seconds"]}
 
 
 def run(config=None):
     config = config or get_config("base")
+    check_config(config)
+    N = config.array_n
     rng = np.random.default_rng(20)
-    out = {layer[0]: run_layer(config, layer, rng) for layer in LAYERS}
-    total_macs = sum(v["macs"] for v in out.values())
-    total_cycles = sum(v["cycles"] for v in out.values())
-    out["all_layers"] = {"macs": total_macs, "cycles": total_cycles, "N": config.array_n,
-                         "mac_utilisation": round(total_macs / (config.array_n ** 2 * total_cycles), 4)}
-    out[STEM[0]] = run_layer(config, STEM, rng)
-    return out
+    rows = []
+    for layer in LAYERS:
+        rows.append(run_layer(config, layer, rng))
+        r = rows[-1]
+        print(f"  {r['layer']:30s} {r['cycles']:8d} cycles, {100 * r['mac_utilisation']:.1f} %", file=sys.stderr, flush=True)
+    macs = sum(r["macs"] * r["in_resnet20"] for r in rows)
+    cycles = sum(r["cycles"] * r["in_resnet20"] for r in rows)
+    rows.append({"layer": "ResNet-20, all 19 3x3 convs", "in_resnet20": 19, "macs": macs, "cycles": cycles,
+                 "mac_utilisation": round(macs / (N * N * cycles), 4)})
+    short = [r["layer"] for r in rows[:-1] if r["mac_utilisation"] < TARGET]
+    stem = rows[0]
+    notes = [
+        f"Measured through the core ({config.name}, N = {N}) on Verilator: cycles of the program (one CONV2D, "
+        "exit, end) minus those of exit/end alone; every result matches the golden model.",
+        f"Target: >= {100 * TARGET:.0f} % per layer: " + ("met." if not short else f"missed for {', '.join(short)}."),
+        f"The stem (C = {stem['C']}) runs tap-packed: a weight tile holds N consecutive indices of the (ky, kx, c) "
+        f"reduction, so its 27 values take ceil(27 / {N}) passes instead of 9 (one kernel tap of 3 channels each); "
+        f"its ceiling is 27 / {N * -(-27 // N)} = {100 * 27 / (N * -(-27 // N)):.1f} %. Below that: with 4 passes per "
+        "block the compute of a block (4 x 8N cycles) is as long as its drain through the two requantisers "
+        "(8N positions x N kernels / 2), so the drain's per-block parameter fetch and the fixed costs show.",
+        "The other layers lose a fixed cost per instruction (about 375 cycles): the operand checks, the first "
+        "weight tile and the array's fill, and the drain of the last block's last pass, which no compute "
+        "overlaps; it weighs double on the stride-2 layers (half the MACs).",
+    ]
+    return {"title": f"ResNet-20 (CIFAR-10) 3x3 convolutions, CONV2D s8 ({config.name}, core on Verilator)",
+            "columns": ["layer", "C", "K", "HW", "stride", "in_resnet20", "macs", "ideal_cycles", "cycles",
+                        "overhead_cycles", "mac_utilisation"],
+            "rows": rows, "notes": notes,
+            "plot": {"title": f"ResNet-20 layers ({config.name}, N = {N})",
+                     "bars": [[r["layer"], r["mac_utilisation"]] for r in rows]}}
 
 
 if __name__ == "__main__":
-    for k, v in run().items():
-        print(k, v)
+    import json
+    print(json.dumps(run(), indent=1))

@@ -39,11 +39,11 @@ Microarchitecture (mirrored register for register by the cycle model
   (``count + pending < depth``). Rows after the program's END may be read
   (at most ``depth`` of them).
 * response side: ``pending`` marks the response due this cycle. The first ``32 //
-  row_bytes`` rows of each group are written in place into the 256-bit DID-pack
-  register; each payload row (row_bytes 16 or 32; with 8-byte rows, each pair of
-  rows, the first one kept in ``stage``) becomes one buffer entry of ``max(1,
-  row_bytes // 16)`` instructions with their DIDs, selected from the DID-pack
-  register by the entry's index in the group. Responses arrive in order, so the next group's DID pack only replaces
+  row_bytes`` rows of each group are shifted into the 256-bit DID-pack register;
+  each payload row (row_bytes 16 or 32; with 8-byte rows, each pair of rows, the
+  first one kept in ``stage``) becomes one buffer entry of ``max(1, row_bytes //
+  16)`` instructions with their DIDs, which are then shifted out of the DID-pack
+  register. Responses arrive in order, so the next group's DID pack only replaces
   the register once every payload row of the current group has been parsed: the
   DID-pack read is hidden.
 * buffer: ``depth`` entries (default 4 with 32-byte rows, else 3).
@@ -158,6 +158,10 @@ class Fetcher(wiring.Component):
                          head_did.eq(buf_did[rp].word_select(sub, 8))]
         out_of_range = Signal()                     # the payload at pc is not all in memory
         m.d.comb += out_of_range.eq(pc > mem_bytes - PAYLOAD_BYTES if mem_bytes >= PAYLOAD_BYTES else 1)
+        # pc only advances while it is in range (pc <= mem_bytes - 16), so the advance
+        # (at most + 48) never carries out of the low `pc_lo_bits` bits, and the high
+        # bits (nonzero only for a bad start) are loaded by `start` alone
+        pc_lo_bits = min(64, (mem_bytes + DID_PACK_BYTES + PAYLOAD_BYTES).bit_length())
         fault = Signal()
         m.d.comb += fault.eq(running & (bad | out_of_range))
 
@@ -186,16 +190,10 @@ class Fetcher(wiring.Component):
 
         # --- response parser --------------------------------------------------------
         rsp = self.mem.rsp.payload
-        # the DID pack's rows are written in place (no shifter): payload entry e of the
-        # group takes DIDs [per * e, per * e + per) by index
-        entry = Signal(range(GROUP_SIZE // per))   # payload entry of the group of `pos`
-        m.d.comb += entry.eq((pos - did_rows) >> (1 if stage is not None else 0))
         with m.If(pending & self.mem.rsp.valid):
             m.d.sync += pos.eq(Mux(pos == group_rows - 1, 0, pos + 1))
             with m.If(pos < did_rows):
-                for k in range(did_rows):
-                    with m.If(pos == k):
-                        m.d.sync += dids.word_select(k, 8 * rb).eq(rsp)
+                m.d.sync += dids.eq(Cat(dids[8 * rb:], rsp))
             if stage is not None:
                 with m.Elif(~pos[0]):               # first half of a payload (did_rows is even)
                     m.d.sync += stage.eq(rsp)
@@ -204,16 +202,16 @@ class Fetcher(wiring.Component):
                 payload = Cat(stage, rsp) if stage is not None else rsp
                 for i in range(depth):
                     with m.If(wp == i):
-                        m.d.sync += [buf_payload[i].eq(payload),
-                                     buf_did[i].eq(dids.word_select(entry, 8 * per))]
-                m.d.sync += wp.eq(Mux(wp == depth - 1, 0, wp + 1))
+                        m.d.sync += [buf_payload[i].eq(payload), buf_did[i].eq(dids[:8 * per])]
+                m.d.sync += [dids.eq(dids >> (8 * per)),
+                             wp.eq(Mux(wp == depth - 1, 0, wp + 1))]
 
         # --- requests, output advance -------------------------------------------------
         with m.If(req_fire):
             m.d.sync += req_row.eq(req_row + 1)
         with m.If(out_fire & ~fault):
-            m.d.sync += [pc.eq(pc + Mux(slot == GROUP_SIZE - 1, PAYLOAD_BYTES + DID_PACK_BYTES,
-                                        PAYLOAD_BYTES)),
+            m.d.sync += [pc[:pc_lo_bits].eq(pc[:pc_lo_bits] + Mux(slot == GROUP_SIZE - 1,
+                                                                 PAYLOAD_BYTES + DID_PACK_BYTES, PAYLOAD_BYTES)),
                          slot.eq(slot + 1)]
             if per > 1:
                 m.d.sync += sub.eq(Mux(popped, 0, sub + 1))

@@ -25,14 +25,17 @@ Structure (one unit per file):
 * `MatrixSetup` (hw/matrix_setup.py): the checks in the golden order and the
   constants of the walk (about 90 cycles);
 * `ActivationAGU`, `WeightLoader` (hw/matrix_agu.py): im2col on the fly, the
-  loop nest block of positions / kernel group / tile (ky, kx, c0) / position;
+  loop nest block of positions / kernel group / tile (ky, kx, c0) / position, or
+  with tap packing (C < N, NHWC) tiles of N consecutive (ky, kx, c) indices;
 * two `VectorGather` (hw/matrix_gather.py): memory rows to lane vectors, with a
   per-lane row cache (A) and coalescing;
 * `SystolicArray` (hw/systolic.py): PEs ``pe_<r>_<c>``, two weight banks, so the
   next tile loads while the current one computes;
 * the accumulator memory (here): two banks of ``pb`` positions x N exact
   53-bit sums, read-modify-written one position per cycle at the array's output;
-* `MatrixDrain` (hw/matrix_drain.py) with the `Requantiser` (hw/requant.py);
+* `MatrixDrain` (hw/matrix_drain.py) with ``rq_lanes`` `Requantiser`s (hw/requant.py);
+  it drains a block while its last pass still runs (the positions of the last pass
+  become final in order; a counter per bank tells the drain how many are);
 * `VectorWriter` (hw/matrix_writer.py).
 
 Double buffering: the weight banks of the PEs (tile t + 1 loads while tile t
@@ -97,16 +100,21 @@ def refuses(config, op, fields):
 
 class MatrixEngine(wiring.Component):
     """Matrix_Mul and CONV2D for one `CoreConfig` (module docstring). ``pb`` is the
-    number of output positions per accumulator bank (a power of two; default 8 N)."""
+    number of output positions per accumulator bank (a power of two; default 8 N);
+    ``rq_lanes`` the number of requantisers (CONV2D results per cycle, 1 or 2; each is
+    about 5,000 LUT4 on ECP5: 1 costs the ResNet-20 stem about half its rate, see
+    docs/matrix-unit.md)."""
 
-    def __init__(self, config, *, pb=None):
+    def __init__(self, config, *, pb=None, rq_lanes=2):
         n = config.array_n
         if n < 1 or n & (n - 1):
             raise ValueError(f"array_n must be a power of two, not {n!r}")
         pb = pb if pb is not None else 8 * n
         if pb < 2 or pb & (pb - 1):
             raise ValueError(f"pb must be a power of two of at least 2, not {pb!r}")
-        self.config, self.n, self.pb = config, n, pb
+        if rq_lanes not in (1, 2):
+            raise ValueError(f"rq_lanes must be 1 or 2, not {rq_lanes!r}")
+        self.config, self.n, self.pb, self.rq_lanes = config, n, pb, rq_lanes
         self._ops = [isa.by_mnemonic(mn) for mn in OPCODES]
         self.table_bits = F.table_bits(self._ops)
         abits = row_addr_bits(config.rows)
@@ -132,7 +140,7 @@ class MatrixEngine(wiring.Component):
         m.submodules.gather_b = gb = VectorGather(cfg, lanes=n, max_bytes=4, value_bits=PARAM_BITS,
                                                   side=wl.side_layout)
         m.submodules.array = arr = SystolicArray(n)
-        m.submodules.drain = dr = MatrixDrain(n=n, pb=pb, addr_bits=AW)
+        m.submodules.drain = dr = MatrixDrain(n=n, pb=pb, addr_bits=AW, rq_lanes=self.rq_lanes)
         m.submodules.writer = wrt = VectorWriter(cfg, lanes=n, addr_bits=AW)
         m.submodules.acc = acc = Memory(shape=data.ArrayLayout(signed(ACC_BITS), n), depth=2 * pb, init=[])
         acc_w = acc.write_port()
@@ -213,10 +221,12 @@ class MatrixEngine(wiring.Component):
         m.d.comb += arr.x_bank.eq(aside.wbank)
 
         # the vector's bookkeeping follows it through the array
-        SB = data.StructLayout({"valid": 1, "wbank": 1, "abank": 1, "idx": lpb, "first": 1, "last": 1})
+        SB = data.StructLayout({"valid": 1, "wbank": 1, "abank": 1, "idx": lpb, "first": 1, "last": 1,
+                                "lastpass": 1})
         sb_in = Signal(SB)
         m.d.comb += [sb_in.valid.eq(ga.out_valid), sb_in.wbank.eq(aside.wbank), sb_in.abank.eq(aside.abank),
-                     sb_in.idx.eq(aside.idx), sb_in.first.eq(aside.first), sb_in.last.eq(aside.last)]
+                     sb_in.idx.eq(aside.idx), sb_in.first.eq(aside.first), sb_in.last.eq(aside.last),
+                     sb_in.lastpass.eq(aside.lastpass)]
         sb = sb_in
         for k in range(arr.latency):
             d = Signal(SB, name=f"sb_{k}")
@@ -238,15 +248,20 @@ class MatrixEngine(wiring.Component):
         for j in range(n):
             m.d.comb += acc_w.data[j].eq(Mux(s_sb.first, 0, acc_rmw.data[j]) + s_sums[j])
 
-        # --- accumulator banks: FREE -> COMPUTE (block starts) -> FULL (last sum in) -> FREE (drained)
+        # --- accumulator banks: FREE -> COMPUTE (block starts) -> FULL (the last pass has begun to
+        # write its sums) -> FREE (drained). The positions of the last pass are final in order;
+        # ``final`` counts them, and the drain reads position i once i < final, so it starts while
+        # the last pass is still running.
         AFREE, COMPUTE, FULL = 0, 1, 2
         astate = [Signal(2, name=f"abank{b}_state") for b in range(2)]
+        final = [Signal(lpb + 1, name=f"abank{b}_final") for b in range(2)]
         for b in range(2):
-            m.d.comb += [agu.acc_free[b].eq(astate[b] == AFREE), dr.full[b].eq(astate[b] == FULL)]
+            m.d.comb += [agu.acc_free[b].eq(astate[b] == AFREE), dr.full[b].eq(astate[b] == FULL),
+                         dr.final[b].eq(final[b])]
             with m.If(agu.acc_take[b]):
-                m.d.sync += [astate[b].eq(COMPUTE), dr.desc[b].eq(agu.desc)]
-            with m.If(s_sb.valid & s_sb.last & (s_sb.abank == b)):
-                m.d.sync += astate[b].eq(FULL)
+                m.d.sync += [astate[b].eq(COMPUTE), dr.desc[b].eq(agu.desc), final[b].eq(0)]
+            with m.If(s_sb.valid & s_sb.lastpass & (s_sb.abank == b)):
+                m.d.sync += [astate[b].eq(FULL), final[b].eq(final[b] + 1)]
             with m.If(dr.free[b]):
                 m.d.sync += astate[b].eq(AFREE)
         m.d.comb += [acc_rd.addr.eq(dr.acc_addr), acc_rd.en.eq(dr.acc_en), dr.acc_data.eq(acc_rd.data)]

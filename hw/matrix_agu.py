@@ -27,6 +27,15 @@ its last vector (``w_done``) and when a block starts (``acc_take`` with `BlockDe
 Throughput: one request per cycle (no bubble between passes or blocks when the
 banks are ready).
 
+**Tap packing** (``geo.packed``: NHWC with dense pixels, C < N <= K_W * C, a
+per-layer padding value): the tile loop runs over the flattened reduction instead,
+tile t = indices t*N .. t*N + N - 1 of (ky, kx, c) (`_Packed`), which fills the rows
+when there are fewer channels than lanes (ResNet-20's stem: 4 passes of 27 values
+instead of 9 of 3 at N = 8). A tile is one or two contiguous runs of the map (one
+per kernel row; the second run has its own base in the gather request) and one
+run of each kernel; every lane is checked against the map on its own (its line
+for its run, its byte within the padded line).
+
 `WeightLoader` walks the same passes and, for each, once the engine reports the
 pass's bank free (``w_free``: not loaded, no vector using it in flight), issues one
 request per kernel column (kernel k0 + j: weight (k0 + j, c0 + i, ky, kx) in lane
@@ -51,6 +60,7 @@ def ActSide(n, pb):
     return data.StructLayout({
         "wbank": unsigned(1), "abank": unsigned(1), "idx": unsigned(max(1, exact_log2(pb))),
         "first": unsigned(1), "last": unsigned(1), "fill": unsigned(n),
+        "lastpass": unsigned(1),                     # the block's last pass (its sums are final)
     })
 
 
@@ -122,6 +132,48 @@ class _Tiles:
                     m.d.sync += [self.ky.eq(0), self.ky_off.eq(0), self.pk_off.eq(0)]
 
 
+class _Packed:
+    """The tiles of tap packing (``geo.packed``): tile t holds the reduction indices
+    j = t*N .. t*N + N - 1 of the flattened (ky, kx, c) order, j = ky * prow + r with
+    prow = K_W * C (NHWC: r is the byte run kx * C + c of one kernel row, contiguous in
+    the map and in the kernel). Since prow >= N, a tile is at most two runs: segment A
+    (lanes 0 .. nA - 1, row ``ky`` from ``r``) and segment B (the other lanes, row ky + 1
+    from 0). ``ky_off = ky * row_step`` (the line stride for the map, K_W * C * esize
+    for the kernels)."""
+
+    def __init__(self, m, prefix, aw, g, n):
+        self.m = m
+        self.ky = Signal(5, name=f"{prefix}_pky")
+        self.r = Signal(10, name=f"{prefix}_pr")
+        self.ky_off = Signal(aw, name=f"{prefix}_pky_off")
+        self.nA = Signal(range(n + 1), name=f"{prefix}_pna")
+        m.d.comb += self.nA.eq(_min(g.prow - self.r, n))
+        self.maskA = lane_mask(m, self.nA, n, f"{prefix}_pmask_a")
+        two = Signal(name=f"{prefix}_ptwo")
+        m.d.comb += two.eq((self.r + n > g.prow) & (self.ky + 1 < g.KH))
+        self.maskB = Signal(n, name=f"{prefix}_pmask_b")
+        m.d.comb += self.maskB.eq(Mux(two, ~self.maskA, 0))
+
+    def first(self):
+        return (self.ky == 0) & (self.r == 0)
+
+    def last(self, g, n):
+        return (self.ky == g.KH - 1) & (self.r + n >= g.prow)
+
+    def reset(self):
+        return [self.ky.eq(0), self.r.eq(0), self.ky_off.eq(0)]
+
+    def advance(self, g, n, row_step):
+        m = self.m
+        with m.If(self.last(g, n)):
+            m.d.sync += self.reset()
+        with m.Elif(self.r + n >= g.prow):
+            m.d.sync += [self.r.eq(self.r + n - g.prow), self.ky.eq(self.ky + 1),
+                         self.ky_off.eq(self.ky_off + row_step)]
+        with m.Else():
+            m.d.sync += self.r.eq(self.r + n)
+
+
 class ActivationAGU(wiring.Component):
     """The activation walk (module docstring)."""
 
@@ -147,6 +199,7 @@ class ActivationAGU(wiring.Component):
         g = self.geo
         ln, lpb = exact_log2(n), exact_log2(pb)
         tl = _Tiles(m, "act", AW)
+        pk = _Packed(m, "act", AW, g, n)
 
         # positions: block start (blk_*) and current (cur_*)
         names = ("oy", "ox", "rowbase", "xoff", "y", "x")
@@ -184,17 +237,47 @@ class ActivationAGU(wiring.Component):
         inside = (py >= 0) & (py < g.H) & (px >= 0) & (px < g.W)
         lanes = lane_mask(m, _min(g.C - tl.c0, n), n, "act_lanes")
         last_pos = i + 1 == nb
-        last_tile = tl.last(g, n)
+        last_tile = Signal()
+        m.d.comb += last_tile.eq(Mux(g.packed, pk.last(g, n), tl.last(g, n)))
+
+        # tap packing: per-lane row (segment) and column checks
+        ya = Signal(signed(16))
+        m.d.comb += ya.eq(cur["y"] + pk.ky - g.T)
+        ok_a = (ya >= 0) & (ya < g.H)
+        ok_b = (ya + 1 >= 0) & (ya + 1 < g.H)
+        p_lanes = Signal(n)
+        p_in = Signal(n)
+        m.d.comb += p_lanes.eq(pk.maskA | pk.maskB)
+        for ln_ in range(n):
+            e = Signal(10, name=f"act_pe_{ln_}")             # index of the lane in its run
+            pos = Signal(AW + 1, name=f"act_ppos_{ln_}")     # its byte in the padded line
+            m.d.comb += [e.eq(Mux(pk.maskA[ln_], pk.r + ln_, ln_ - pk.nA)),
+                         pos.eq(cur["xoff"] + (e << g.fm_lsz)),
+                         p_in[ln_].eq(Mux(pk.maskA[ln_], ok_a, ok_b) & (pos >= g.p_lo) & (pos < g.p_hi))]
+        base = cur["rowbase"] + cur["xoff"]
         r = self.req.payload
+        with m.If(g.packed):
+            m.d.comb += [
+                r.base.eq(base + pk.ky_off + (pk.r << g.fm_lsz)),
+                r.base2.eq(base + pk.ky_off + g.act_ls - (pk.nA << g.fm_lsz)),
+                r.seg2.eq(pk.maskB),
+                r.active.eq(p_lanes & p_in),
+                r.side.first.eq(pk.first()),
+                r.side.fill.eq(p_lanes & ~p_in),
+            ]
+        with m.Else():
+            m.d.comb += [
+                r.base.eq(base + tl.pk_off + tl.c_off),
+                r.active.eq(Mux(inside, lanes, 0)),
+                r.side.first.eq(tl.first()),
+                r.side.fill.eq(Mux(inside, 0, lanes)),
+            ]
         m.d.comb += [
-            r.base.eq(cur["rowbase"] + cur["xoff"] + tl.pk_off + tl.c_off),
             r.stride.eq(g.act_cs),
-            r.active.eq(Mux(inside, lanes, 0)),
             r.lsz.eq(g.fm_lsz),
             r.signed.eq(g.fm_signed),
             r.side.wbank.eq(wb), r.side.abank.eq(ab), r.side.idx.eq(i),
-            r.side.first.eq(tl.first()), r.side.last.eq(last_tile & last_pos),
-            r.side.fill.eq(Mux(inside, 0, lanes)),
+            r.side.last.eq(last_tile & last_pos), r.side.lastpass.eq(last_tile),
         ]
         can = running & self.w_ready.bit_select(wb, 1) & (~new_block | self.acc_free.bit_select(ab, 1))
         m.d.comb += [self.req.valid.eq(can), self.blocks.eq(blocks), self.done.eq(~running)]
@@ -206,7 +289,7 @@ class ActivationAGU(wiring.Component):
 
         with m.If(self.start):
             m.d.sync += [running.eq(1), i.eq(0), p0.eq(0), k0.eq(0), p_is.eq(0), k_ik.eq(0),
-                         wb.eq(0), ab.eq(0), new_block.eq(1), blocks.eq(0), *tl.reset()]
+                         wb.eq(0), ab.eq(0), new_block.eq(1), blocks.eq(0), *tl.reset(), *pk.reset()]
             init = {"oy": 0, "ox": 0, "rowbase": g.act_base0, "xoff": 0, "y": 0, "x": 0}
             m.d.sync += [blk[k].eq(v) for k, v in init.items()] + [cur[k].eq(v) for k, v in init.items()]
         with m.Elif(self.req.valid & self.req.ready):
@@ -220,6 +303,7 @@ class ActivationAGU(wiring.Component):
                 m.d.comb += self.w_done.eq(Mux(wb, 0b10, 0b01))
                 m.d.sync += [i.eq(0), wb.eq(~wb)]
                 tl.advance(g, n, g.act_ls, g.act_xs, (g.act_cs << ln)[:AW])
+                pk.advance(g, n, g.act_ls)
                 with m.If(~last_tile):
                     m.d.sync += set_pos(cur, blk)
                 with m.Else():
@@ -259,6 +343,9 @@ class WeightLoader(wiring.Component):
         g = self.geo
         ln = exact_log2(n)
         tl = _Tiles(m, "wl", AW)
+        pk = _Packed(m, "wl", AW, g, n)
+        last_tile = Signal()
+        m.d.comb += last_tile.eq(Mux(g.packed, pk.last(g, n), tl.last(g, n)))
         p0 = Signal(27)
         k0 = Signal(13)
         kk_off = Signal(AW)                          # k0 * kls
@@ -270,7 +357,10 @@ class WeightLoader(wiring.Component):
         issuing = Signal()                           # inside a pass
 
         nk = _min(g.K - k0, n)
-        lanes = lane_mask(m, _min(g.C - tl.c0, n), n, "wl_lanes")
+        lanes = Signal(n)
+        m.d.comb += lanes.eq(Mux(g.packed, pk.maskA | pk.maskB,
+                                 lane_mask(m, _min(g.C - tl.c0, n), n, "wl_lanes")))
+        tile_off = Mux(g.packed, pk.ky_off + (pk.r << g.w_lsz), tl.pk_off + tl.c_off)
         r = self.req.payload
         with m.If(pad_now):
             m.d.comb += [
@@ -280,17 +370,21 @@ class WeightLoader(wiring.Component):
             ]
         with m.Else():
             m.d.comb += [
-                r.base.eq(g.w_base + kk_off + jk_off + tl.pk_off + tl.c_off),
+                r.base.eq(g.w_base + kk_off + jk_off + tile_off),
                 r.stride.eq(g.w_cs), r.lsz.eq(g.w_lsz), r.signed.eq(g.w_signed),
                 r.side.kind.eq(KIND_WEIGHT), r.side.col.eq(j),
                 r.side.last.eq((j + 1 == nk) & ~self.pad_pc),
             ]
+        # one run (the packed indices are contiguous in a kernel): both bases are the same;
+        # seg2 is driven by a signal, as a constant-only payload part becomes an empty
+        # `always @*` in the Verilog, which Verilator rejects
+        m.d.comb += [r.base2.eq(r.base), r.seg2.eq(lanes)]
         m.d.comb += [r.active.eq(lanes), r.side.bank.eq(wb), self.req.valid.eq(issuing),
                      self.done.eq(~running)]
 
         with m.If(self.start):
             m.d.sync += [running.eq(1), issuing.eq(0), p0.eq(0), k0.eq(0), kk_off.eq(0), jk_off.eq(0),
-                         j.eq(0), pad_now.eq(0), wb.eq(0), *tl.reset()]
+                         j.eq(0), pad_now.eq(0), wb.eq(0), *tl.reset(), *pk.reset()]
         with m.Elif(running & ~issuing):
             with m.If(self.w_free.bit_select(wb, 1)):
                 m.d.comb += self.w_load.eq(Mux(wb, 0b10, 0b01))
@@ -309,7 +403,8 @@ class WeightLoader(wiring.Component):
             with m.If(end):
                 m.d.sync += [issuing.eq(0), wb.eq(~wb)]
                 tl.advance(g, n, g.w_ky, g.w_pk, (g.w_cs << ln)[:AW])
-                with m.If(tl.last(g, n)):
+                pk.advance(g, n, g.w_ky)
+                with m.If(last_tile):
                     with m.If(k0 + n < g.K):
                         m.d.sync += [k0.eq(k0 + n), kk_off.eq(kk_off + (g.w_kls << ln))]
                     with m.Else():

@@ -7,9 +7,12 @@ the group) and
 
 * Matrix_Mul: hands the low 32 bits of each accumulator (the s32/u32 wrap) to the
   writer as one vector, one position per cycle;
-* CONV2D: feeds the accumulators one per cycle through the `Requantiser` with
-  their parameters, collects the results into one vector per position and hands
-  it to the writer. Parameters: IMM values are decoded by the engine; per-channel
+* CONV2D: feeds the accumulators ``rq_lanes`` (RQ, default 2) per cycle (lanes j ..
+  j + RQ - 1) through RQ `Requantiser` pipelines in lockstep with their parameters, collects the
+  results into one vector per position and hands it to the writer. Two lanes keep
+  the drain of a block (Pb x N elements) no longer than its compute when the
+  reduction is only N/2 passes long (tap-packed layers with few channels, such as
+  a 3-channel stem: 4 passes of 8 at N = 8). Parameters: IMM values are decoded by the engine; per-channel
   arrays are fetched once per block (one gather request per parameter, kernels
   k0.. in the lanes); per-element arrays once per position (lane stride: the
   output index stride between kernels).
@@ -21,7 +24,7 @@ per-element parameter's is ``addr + index * psize``.
 The bank is released (``free``) as soon as its last position has been read into
 the pipeline, so the array can fill it again while the last results are still
 being requantised and written. Throughput: one position per cycle for
-Matrix_Mul (bounded by the writer), one accumulator per cycle for CONV2D.
+Matrix_Mul (bounded by the writer), RQ accumulators per cycle for CONV2D.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
@@ -60,12 +63,13 @@ class MatrixDrain(wiring.Component):
     """See the module docstring. ``acc_addr``/``acc_en`` drive a synchronous read port
     of the accumulator memory (``acc_data`` holds while ``acc_en`` is low)."""
 
-    def __init__(self, *, n, pb, addr_bits):
-        self.n, self.pb, self.addr_bits = n, pb, addr_bits
+    def __init__(self, *, n, pb, addr_bits, rq_lanes=2):
+        self.n, self.pb, self.addr_bits, self.rq_lanes = n, pb, addr_bits, rq_lanes
         super().__init__({
             "start": In(1),
             "p": In(DrainParams(addr_bits)),
             "full": In(2),
+            "final": In(data.ArrayLayout(unsigned(exact_log2(pb) + 1), 2)),   # positions final per bank
             "desc": In(data.ArrayLayout(BlockDesc(n, pb, addr_bits), 2)),
             "free": Out(2),
             "acc_addr": Out(exact_log2(pb) + 1),
@@ -85,7 +89,13 @@ class MatrixDrain(wiring.Component):
         n, pb, AW = self.n, self.pb, self.addr_bits
         P = self.p
         lpb = exact_log2(pb)
-        m.submodules.rq = rq = Requantiser(tag_bits=ceil_log2(n) + 1 + AW)
+        RQ = self.rq_lanes
+        NKW = ceil_log2(n + 1)                       # kernels in a group (BlockDesc.nk)
+        rqs = []
+        for r in range(RQ):
+            rqs.append(Requantiser(tag_bits=ceil_log2(n) + 1 + NKW + AW))
+            m.submodules[f"rq{r}"] = rqs[-1]
+        rq_busy = Cat(*(rq.busy for rq in rqs)).any()
 
         ad = Signal()                                # bank being drained
         desc = Signal(BlockDesc(n, pb, AW))
@@ -109,22 +119,22 @@ class MatrixDrain(wiring.Component):
 
         # parameter requests (one per parameter and block or position)
         r = self.preq.payload
-        q_mode = Signal(2)
-        with m.Switch(q):
+        qs = Signal(3)                               # the parameter requested this cycle
+        with m.Switch(qs):
             for k, p in enumerate(PARAMS):
                 with m.Case(k):
                     lsz = getattr(P, f"{p}_lsz")
                     pel = modes[k] == PER_ELEM
                     m.d.comb += [
-                        q_mode.eq(modes[k]),
                         r.base.eq(getattr(P, f"{p}_addr") + Mux(pel, idx << lsz, desc.k0 << lsz)),
                         r.stride.eq(Mux(pel, P.out_ik << lsz, Const(1, 4) << lsz)),
                         r.lsz.eq(lsz), r.signed.eq(getattr(P, f"{p}_signed")),
                     ]
         # every payload bit is driven by a signal (bank and last are ignored for parameters):
         # a constant-only part becomes an empty `always @*` in the Verilog, which Verilator rejects
-        m.d.comb += [r.active.eq(lanes), r.side.kind.eq(Mux(self.preq.valid, KIND_PARAM, 0)), r.side.col.eq(q),
-                     r.side.bank.eq(ad), r.side.last.eq(q[0])]
+        m.d.comb += [r.active.eq(lanes), r.side.kind.eq(Mux(self.preq.valid, KIND_PARAM, 0)), r.side.col.eq(qs),
+                     r.side.bank.eq(ad), r.side.last.eq(q[0]),
+                     r.base2.eq(r.base), r.seg2.eq(lanes)]     # one run: both bases are the same
         param_del = self.pdel_valid & (self.pdel_side.kind == KIND_PARAM)
         with m.If(param_del):
             for k in range(len(PARAMS)):
@@ -134,27 +144,37 @@ class MatrixDrain(wiring.Component):
         m.d.sync += pending.eq(pending + req_done - param_del)
 
         def param_state(name, want_mode, after):
+            """Request the parameters in `want_mode` (from q on, skipping the others in
+            no time), then wait for their deliveries (the last one may arrive in the
+            cycle `after` is taken: it is written at that edge)."""
+            nq = Signal(3, name=f"nq_{name.lower()}")
             with m.State(name):
-                with m.If(q == len(PARAMS)):
-                    with m.If((pending == 0) & ~param_del):
+                m.d.comb += nq.eq(len(PARAMS))
+                for k in reversed(range(len(PARAMS))):
+                    with m.If((q <= k) & (modes[k] == want_mode)):
+                        m.d.comb += nq.eq(k)
+                m.d.comb += qs.eq(nq)
+                with m.If(nq == len(PARAMS)):
+                    with m.If(pending == param_del):
                         after()
-                with m.Elif(q_mode == want_mode):
+                with m.Else():
                     m.d.comb += self.preq.valid.eq(1)
                     with m.If(self.preq.ready):
-                        m.d.sync += q.eq(q + 1)
-                with m.Else():
-                    m.d.sync += q.eq(q + 1)
+                        m.d.sync += q.eq(nq + 1)
 
         col_full = Signal()                          # the collector holds a complete vector
 
         # --- sequencing ----------------------------------------------------------------------
         issue = Signal()
         with m.FSM(name="drain"):
+            def begin(bank):
+                m.d.sync += [desc.eq(self.desc[bank]), i.eq(0), idx.eq(self.desc[bank].idx), q.eq(0),
+                             pel_ok.eq(0)]
+                m.next = "PCH"
+
             with m.State("WAIT"):
                 with m.If(self.full.bit_select(ad, 1)):
-                    m.d.sync += [desc.eq(self.desc[ad]), i.eq(0), idx.eq(self.desc[ad].idx), q.eq(0),
-                                 pel_ok.eq(0)]
-                    m.next = "PCH"
+                    begin(ad)
 
             def to_pos():
                 m.next = "POS"
@@ -167,7 +187,7 @@ class MatrixDrain(wiring.Component):
                     with m.If(~d1_valid):
                         m.d.sync += q.eq(0)
                         m.next = "PEL"
-                with m.Elif(~d1_valid | d1_take):
+                with m.Elif((~d1_valid | d1_take) & (i < self.final[ad])):
                     m.d.comb += issue.eq(1)
                     m.d.sync += [i.eq(i + 1), idx.eq(idx + P.out_is), pel_ok.eq(0)]
 
@@ -180,12 +200,12 @@ class MatrixDrain(wiring.Component):
                 with m.If(~d1_valid):
                     m.d.comb += self.free.eq(Mux(ad, 0b10, 0b01))
                     m.d.sync += [ad.eq(~ad), drained.eq(drained + 1)]
-                    m.next = "END2"
-            with m.State("END2"):
-                # the requantiser and the collector hold the block's last vectors (their
-                # element count is this block's)
-                with m.If(~rq.busy & ~col_full):
-                    m.next = "WAIT"
+                    with m.If(self.full.bit_select(~ad, 1)):
+                        begin(~ad)                   # the next block is ready: no WAIT cycle
+                    with m.Else():
+                        m.next = "WAIT"
+            # (the block's last elements may still be in the requantisers and the
+            # collector: each carries its own kernel count, so the next block can start)
 
         # the FSM is back in WAIT when the engine starts an instruction
         with m.If(self.start):
@@ -198,54 +218,63 @@ class MatrixDrain(wiring.Component):
             m.d.sync += d1_valid.eq(0)
 
         # --- Matrix_Mul: the accumulators' low 32 bits, one vector per position -------------
-        # --- CONV2D: requantise lane by lane, collect, write ------------------------------------
+        # --- CONV2D: requantise RQ lanes per cycle, collect, write ------------------------------
         col_vals = [Signal(signed(OUT_BITS), name=f"col_{j}") for j in range(n)]
         col_idx = Signal(AW)
+        col_nk = Signal(NKW)
         col_take = Signal()
-        jf = Signal(range(n + 1))                    # lane fed next
-        tag = Signal(rq.tag_bits)
+        jf = Signal(range(n + RQ))                   # first lane fed next
         lane_w = ceil_log2(n) if n > 1 else 1
-        t_lane, t_last, t_idx = tag[:lane_w], tag[lane_w], tag[lane_w + 1:]
         en = ~(col_full & ~col_take)
-        last_lane = jf + 1 == desc.nk
-        bias, mul, shift, scale = (Signal(signed(PARAM_BITS), name=f"lane_{p}") for p in PARAMS)
-        for k, (p, dst_sig) in enumerate(zip(PARAMS, (bias, mul, shift, scale))):
-            imm = getattr(P, f"{p}_imm")
-            sel = Signal(signed(PARAM_BITS), name=f"sel_{p}")
-            with m.Switch(jf):
+        last_lane = jf + RQ >= desc.nk
+        feed = P.conv & d1_valid
+        with m.If(col_take):
+            m.d.sync += col_full.eq(0)                # (a vector completing below sets it again)
+        for r, rq in enumerate(rqs):
+            lane = Signal(lane_w + 1, name=f"rq{r}_lane")
+            m.d.comb += lane.eq(jf + r)
+            vals = {}
+            for k, pname in enumerate(PARAMS):
+                sel = Signal(signed(PARAM_BITS), name=f"sel{r}_{pname}")
+                with m.Switch(lane):
+                    for j in range(n):
+                        with m.Case(j):
+                            m.d.comb += sel.eq(preg[k][j])
+                vals[pname] = Mux(modes[k] == IMM, getattr(P, f"{pname}_imm"), sel)
+            acc_lane = Signal(signed(ACC_BITS), name=f"rq{r}_acc")
+            with m.Switch(lane):
                 for j in range(n):
                     with m.Case(j):
-                        m.d.comb += sel.eq(preg[k][j])
-            m.d.comb += dst_sig.eq(Mux(modes[k] == IMM, imm, sel))
-        acc_lane = Signal(signed(ACC_BITS))
-        with m.Switch(jf):
-            for j in range(n):
-                with m.Case(j):
-                    m.d.comb += acc_lane.eq(self.acc_data[j])
-        m.d.comb += [
-            rq.en.eq(en), rq.i_valid.eq(P.conv & d1_valid), rq.acc.eq(acc_lane),
-            rq.bias.eq(bias), rq.mul.eq(mul), rq.shift.eq(shift[:8]), rq.scale.eq(scale),
-            rq.clip_min.eq(P.clip_min), rq.clip_max.eq(P.clip_max), rq.sat_lo.eq(P.sat_lo), rq.sat_hi.eq(P.sat_hi),
-            rq.i_tag.eq(Cat(jf[:lane_w], last_lane, d1_idx)),
-            tag.eq(rq.o_tag),
-        ]
-        with m.If(P.conv & d1_valid & en):
+                        m.d.comb += acc_lane.eq(self.acc_data[j])
+            tag = Signal(rq.tag_bits, name=f"rq{r}_tag")
+            t_lane, t_last = tag[:lane_w], tag[lane_w]
+            t_nk, t_idx = tag[lane_w + 1:lane_w + 1 + NKW], tag[lane_w + 1 + NKW:]
+            m.d.comb += [
+                rq.en.eq(en), rq.i_valid.eq(feed & (lane < desc.nk)), rq.acc.eq(acc_lane),
+                rq.bias.eq(vals["bias"]), rq.mul.eq(vals["mul"]), rq.shift.eq(vals["shift"][:8]),
+                rq.scale.eq(vals["scale"]),
+                rq.clip_min.eq(P.clip_min), rq.clip_max.eq(P.clip_max), rq.sat_lo.eq(P.sat_lo),
+                rq.sat_hi.eq(P.sat_hi),
+                rq.i_tag.eq(Cat(lane[:lane_w], last_lane, desc.nk, d1_idx)),
+                tag.eq(rq.o_tag),
+            ]
+            with m.If(en & rq.o_valid):
+                for j in range(n):
+                    with m.If(t_lane == j):
+                        m.d.sync += col_vals[j].eq(rq.value)
+                # the lanes of a position leave the pipelines together; the last group
+                # completes the vector
+                with m.If(t_last):
+                    m.d.sync += [col_full.eq(1), col_idx.eq(t_idx), col_nk.eq(t_nk)]
+        with m.If(feed & en):
             with m.If(last_lane):
                 m.d.comb += d1_take.eq(1)
                 m.d.sync += jf.eq(0)
             with m.Else():
-                m.d.sync += jf.eq(jf + 1)
-        with m.If(col_take):
-            m.d.sync += col_full.eq(0)
-        with m.If(en & rq.o_valid):
-            for j in range(n):
-                with m.If(t_lane == j):
-                    m.d.sync += col_vals[j].eq(rq.value)
-            with m.If(t_last):
-                m.d.sync += [col_full.eq(1), col_idx.eq(t_idx)]
-
+                m.d.sync += jf.eq(jf + RQ)
         w = self.wvec.payload
-        m.d.comb += [w.lsz.eq(P.res_lsz), w.count.eq(desc.nk), w.stride.eq(P.out_ik << P.res_lsz)]
+        m.d.comb += [w.lsz.eq(P.res_lsz), w.count.eq(Mux(P.conv, col_nk, desc.nk)),
+                     w.stride.eq(P.out_ik << P.res_lsz)]
         with m.If(P.conv):
             m.d.comb += [self.wvec.valid.eq(col_full), w.base.eq(P.dst + (col_idx << P.res_lsz)),
                          col_take.eq(col_full & self.wvec.ready)]
@@ -256,5 +285,5 @@ class MatrixDrain(wiring.Component):
                          d1_take.eq(d1_valid & self.wvec.ready)]
             for j in range(n):
                 m.d.comb += w.data[j].eq(self.acc_data[j][:32])
-        m.d.comb += self.busy.eq(d1_valid | rq.busy | col_full)
+        m.d.comb += self.busy.eq(d1_valid | rq_busy | col_full)
         return m

@@ -2,8 +2,10 @@
 stride and a lane mask) into a vector of ``lanes`` integer elements read from the
 data memory through one read port (bus.ReadPort).
 
-Lane ``i`` reads the element at byte address ``base + i * stride`` (modulo the
-address width: the engine only requests addresses it has range-checked), of
+Lane ``i`` reads the element at byte address ``base + i * stride`` (``base2 + i *
+stride`` for the lanes set in ``seg2``: a vector made of two runs, as the matrix
+engine's tap packing asks; modulo the address width: the engine only requests
+addresses it has range-checked), of
 ``2**lsz`` bytes (1, 2 or 4, at most ``max_bytes``), little-endian, sign- or
 zero-extended to ``value_bits``. Lanes outside ``active`` read nothing and give 0.
 
@@ -54,6 +56,8 @@ def gather_request(lanes, addr_bits, side):
         "base": unsigned(addr_bits),
         "stride": unsigned(addr_bits),
         "active": unsigned(lanes),
+        "seg2": unsigned(lanes),     # lanes addressed from base2 instead of base
+        "base2": unsigned(addr_bits),
         "lsz": unsigned(2),          # element bytes = 2**lsz
         "signed": unsigned(1),
         "side": side,
@@ -173,7 +177,7 @@ class VectorGather(wiring.Component):
             offs = _lane_offsets(m, req.stride, n, AW)
             m.d.sync += [v0.eq(1), active0.eq(req.active), done0.eq(0), bi.eq(0),
                          lsz0.eq(req.lsz), sgn0.eq(req.signed), side0.eq(req.side)]
-            m.d.sync += [addr[i].eq(req.base + offs[i]) for i in range(n)]
+            m.d.sync += [addr[i].eq(Mux(req.seg2[i], req.base2, req.base) + offs[i]) for i in range(n)]
         with m.If(self.flush):
             m.d.sync += tvalid.eq(0)
 

@@ -86,6 +86,12 @@ def SetupOutputs(addr_bits):
         "w_cs": A,                   # channel stride (lane stride)
         # outputs (element indices): index(p, k) = p * out_is + k * out_ik
         "out_is": A, "out_ik": A,
+        # tap packing (C < N, see hw/matrix_agu.py): a tile is N consecutive indices of
+        # the (ky, kx, c) reduction instead of N channels at one kernel position
+        "packed": unsigned(1),
+        "prow": unsigned(10),        # K_W * C: reduction indices per kernel row
+        "p_lo": A,                   # L * xs: the first byte of the map in a padded line
+        "p_hi": unsigned(addr_bits + 1),   # (L + W) * xs: the end of the map in a padded line
     })
 
 
@@ -261,6 +267,20 @@ class MatrixSetup(wiring.Component):
             o.w_pk.eq(w_pk[:AW]), o.w_ky.eq(aw(r_wky)),
             o.w_cs.eq(Mux(nchw, khkw << w_lsz, Const(1, 2) << w_lsz)[:AW]),
             o.out_is.eq(Mux(nchw, 1, K)[:AW]), o.out_ik.eq(Mux(nchw, n_pos, 1)[:AW]),
+        ]
+        # Tap packing: NHWC with dense pixels (the K_W * C values of a kernel row are
+        # contiguous in the map and in the kernel), fewer channels than lanes, a kernel
+        # row of at least N values (a tile spans at most two kernel rows) and one
+        # padding value for the layer (per-channel values would not follow the lanes).
+        n_arr = self.config.array_n
+        prow = Signal(10)
+        m.d.comb += prow.eq(C[:5] * KW)
+        m.d.comb += [
+            o.packed.eq(~nchw & (f.padding_mode == 0) & (C < n_arr) & (prow >= n_arr)
+                        & (f.fm_surface_stride == (C << fm_u[4]))),
+            o.prow.eq(prow),
+            o.p_lo.eq(aw(r_lxs)),
+            o.p_hi.eq((r_lxs + r_w1 + xs)[:AW + 1]),
         ]
 
         # --- FSM -----------------------------------------------------------------------------

@@ -44,6 +44,12 @@ overlap check and one per range check; the first read is issued in the cycle
 after setup and the pipeline adds 6 cycles (request, response, S0, S1, S2, writer)
 plus one to the last write. Steady state: one beat per ``occ`` cycles (see
 `hw.vector_alu`), e.g. W bytes of int8 ADD results per cycle at any alignment.
+
+Measured through the `base` core (``xdsa bench vector``, W = 32, Verilator):
+int8 ADD and int32 MUL over 64 KiB at 31.6 destination bytes per cycle (98.7 % of
+W; the rest is the fixed cost of one instruction), a 16-element int8 ADD in 28
+cycles from issue to completion, 17 of them in the engine. docs/vector-engine.md
+has the details.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal

@@ -18,6 +18,9 @@ Exact results are described by three words: ``low`` (the result modulo 2**L),
 ``neg`` (the exact result is negative) and ``fit`` (it lies in [-2**L, 2**L));
 ``neg``/``fit`` are flags at the ``H`` positions or lane-wide masks, as each
 function says.
+
+Every operation is combinational (no latency of its own; the pipeline stages that
+use them register the results, see `hw.vector_pipe`).
 """
 
 from amaranth.hdl import Cat, Const, Signal

@@ -273,9 +273,16 @@ def cmd_bench(args):
     if args.json:
         print(json.dumps(res, indent=1, default=str))
     else:
-        print(f"{args.name}:")
-        for k, v in res.items():
-            print(f"  {k:40s} {v}")
+        from xdsa.bench.report import normalise
+        sec = normalise(args.name, res)
+        print(f"{sec['title']}:")
+        for r in sec["rows"]:
+            if set(r) == {"figure", "value"}:
+                print(f"  {r['figure']:40s} {r['value']}")
+            else:
+                print("  " + ", ".join(f"{k}={v}" for k, v in r.items()))
+        for n in sec["notes"]:
+            print(f"  * {n}")
     return 0
 
 
@@ -322,7 +329,17 @@ def _bench_all(args):
 
     synth = None
     synth_dir = os.path.join("build", "base-ecp5-85k")
-    if not args.no_synth:
+    reuse = os.path.join(synth_dir, "report.json")
+    if args.reuse_synth and not args.no_synth:
+        try:
+            with open(reuse) as f:
+                synth = json.load(f)
+        except (OSError, ValueError) as e:
+            raise UserError(f"--reuse-synth: cannot read {reuse}: {e}") from None
+        synth["reused"] = reuse
+        if not synth.get("pass"):
+            failed.append("synthesis")
+    elif not args.no_synth:
         from xdsa.hw.config import get_config
         from xdsa.hw.synth import SynthFailure, run_flow
         print("[bench] synthesis of base for the ECP5-85F at 100 MHz (tens of minutes)", file=sys.stderr)
@@ -337,7 +354,7 @@ def _bench_all(args):
             failed.append("synthesis")
     meta = {"config": config.name, "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "seconds": round(time.monotonic() - t_all, 1), "benchmarks": list(BENCHMARKS),
-            "synthesis": "not run (--no-synth)" if args.no_synth else synth_dir}
+            "synthesis": "not run (--no-synth)" if args.no_synth else (reuse if args.reuse_synth else synth_dir)}
     paths = write_report(out_dir, meta, sections, synth)
     print(f"report: {paths['md']}, {paths['json']}, {paths['svg']}")
     if failed:
@@ -447,6 +464,9 @@ def build_parser():
     b.add_argument("--config", default="base", help="tiny, base or large (default: base)")
     b.add_argument("--json", action="store_true", help="print the figures as a JSON object")
     b.add_argument("--no-synth", action="store_true", help="all: skip the synthesis of base for the ECP5-85F")
+    b.add_argument("--reuse-synth", action="store_true",
+                   help="all: report build/base-ecp5-85k/report.json of an earlier `xdsa synth --config base "
+                        "--target ecp5-85k` instead of synthesising again")
     b.add_argument("-o", "--output", help="all: report directory (default: build/bench)")
     b.set_defaults(func=cmd_bench)
 

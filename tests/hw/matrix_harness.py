@@ -139,10 +139,10 @@ def add_memory(sim, dut, bus):
     sim.add_process(memory)
 
 
-def run_rtl(cfg, jobs, *, stall=0.25, seed=1, vcd_name=None, max_cycles=400_000, pb=None):
+def run_rtl(cfg, jobs, *, stall=0.25, seed=1, vcd_name=None, max_cycles=400_000, pb=None, rq_lanes=2):
     """Run `jobs` [(case, initial memory)] back to back; returns [(fault, final memory,
     touched bytes, cycles from command to done)]."""
-    dut = MatrixEngine(cfg, pb=pb)
+    dut = MatrixEngine(cfg, pb=pb, rq_lanes=rq_lanes)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     bus = BusModel(cfg, random.Random(seed), stall)

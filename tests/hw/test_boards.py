@@ -108,3 +108,16 @@ def test_ice40_pll_matches_icepll(fout, tmp_path):
     p = ice40_pll(12, fout)
     assert (p["divr"], p["divf"], p["divq"], p["filter_range"]) == (ref["DIVR"], ref["DIVF"], ref["DIVQ"],
                                                                      ref["FILTER_RANGE"])
+
+
+def test_make_core_single_read_port():
+    """A core whose only engine is the data-move engine gets one physical read port
+    (two would duplicate the data memory in block RAM); others keep the core's own."""
+    from xdsa.hw.boards import make_core
+    from xdsa.hw.config import get_config
+    tiny = make_core(get_config("tiny"))
+    base = make_core(get_config("base"))
+    for core in (tiny, base):                   # not elaborated here
+        core._MustUse__silence = core._memsys._MustUse__silence = True
+    assert tiny._memsys.read_clients == [["dm", "loader", "fetch", "host"]]
+    assert len(base._memsys.read_clients) == 2

@@ -10,9 +10,9 @@ random (and ``done.ready``). The whole final memory, the fault code and the byte
 written are compared. The cases of a configuration run back to back in one
 simulation; each case is still its own test.
 
-Configurations: ``m4`` (N = 4, 32-byte rows, 16 KiB, banks of 32 positions) and
-``m2`` (N = 2, 16-byte rows, 8 KiB, banks of 4 positions: many blocks and kernel
-groups from small shapes).
+Configurations: ``m4`` (N = 4, 32-byte rows, 16 KiB, banks of 32 positions, two
+requantisers) and ``m2`` (N = 2, 16-byte rows, 8 KiB, banks of 4 positions: many
+blocks and kernel groups from small shapes; one requantiser).
 
 Waveforms: ``XDSA_VCD=1`` writes ``matrix_<config>.vcd`` in the current directory.
 """
@@ -34,9 +34,9 @@ sys.path.insert(0, os.path.dirname(__file__))      # the shared matrix test help
 from matrix_cases import IMM, PER_CH, PER_ELEM, U, conv, gemm
 from matrix_harness import golden, ranges, run_rtl
 
-CONFIGS = {
-    "m4": (CoreConfig("m4", mem_bytes=16 << 10, row_bytes=32, array_n=4), None),
-    "m2": (CoreConfig("m2", mem_bytes=8 << 10, row_bytes=16, array_n=2), 4),
+CONFIGS = {     # (config, positions per accumulator bank, requantisers)
+    "m4": (CoreConfig("m4", mem_bytes=16 << 10, row_bytes=32, array_n=4), None, 2),
+    "m2": (CoreConfig("m2", mem_bytes=8 << 10, row_bytes=16, array_n=2), 4, 1),
 }
 
 
@@ -279,7 +279,7 @@ def random_cases(cfg, count, seed):
 
 
 def cases_for(name):
-    cfg, _ = CONFIGS[name]
+    cfg = CONFIGS[name][0]
     if name == "m4":
         return _fixups(directed(cfg.mem_bytes), cfg.mem_bytes) + random_cases(cfg, 16, seed=5)
     return [gemm("m2_gemm_odd", 5, 3, 11, seed=1),
@@ -294,9 +294,10 @@ _RESULTS = {}
 
 def results_for(name):
     if name not in _RESULTS:
-        cfg, pb = CONFIGS[name]
+        cfg, pb, rq = CONFIGS[name]
         exp = [golden(cfg, c, capability(cfg)) for c in CASES[name]]
-        got = run_rtl(cfg, [(c, e[0]) for c, e in zip(CASES[name], exp)], pb=pb, vcd_name=f"matrix_{name}")
+        got = run_rtl(cfg, [(c, e[0]) for c, e in zip(CASES[name], exp)], pb=pb, rq_lanes=rq,
+                      vcd_name=f"matrix_{name}")
         _RESULTS[name] = {c.name: (e, g) for c, e, g in zip(CASES[name], exp, got)}
     return _RESULTS[name]
 
@@ -343,3 +344,19 @@ def test_refuses():
     assert refuses(cfg, cv, conv_ok) is None
     assert refuses(cfg, cv, {**conv_ok, "mul_unit": int(U["s64"])})
     assert refuses(cfg, cv, {**conv_ok, "scale_unit": int(U["f16"])})
+
+
+def test_tap_packing_fills_the_rows():
+    """C < N in NHWC with a per-layer padding value: a tile packs N consecutive (ky, kx, c)
+    indices (hw/matrix_agu.py), so a 3 x 3 convolution of C = 2 channels on N = 4 takes
+    ceil(18 / 4) = 5 passes per block, not the 9 of one kernel tap per pass (which would
+    leave half the rows idle). Checked against the golden model and on the cycle count
+    (no stalls): 64 positions x 9 passes would be at least 576 cycles."""
+    cfg, pb, _ = CONFIGS["m4"]
+    case = conv("packed_c2_8x8", "matrix_mul", C=2, H=8, W=8, K=4, seed=3)
+    before, want, want_fault, _, _ = golden(cfg, case, capability(cfg))
+    (fault, got, _, cycles), = run_rtl(cfg, [(case, before)], stall=0, pb=pb)
+    assert fault == want_fault == 0
+    assert (got == want).all()
+    assert cycles < 64 * 9, f"{cycles} cycles: the taps are not packed into the rows"
+    assert cycles >= 64 * 5
