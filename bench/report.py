@@ -142,6 +142,14 @@ def _synth_markdown(synth):
                 f"* from `{c.get('from')}`", f"* to `{c.get('to')}`"]
     out += ["", f"Result: **{'PASS' if synth.get('pass') else 'FAIL'}**"
             + (f" ({synth['failure']})" if synth.get("failure") else ""), ""]
+    bd = synth.get("breakdown")
+    if isinstance(bd, dict) and bd and "error" not in bd:
+        keys = [k for k in ("luts", "ffs", "brams", "dsps") if any(k in v for v in bd.values())]
+        out += ["Per module (hierarchical yosys run, each module with its submodules):", "",
+                "| module | " + " | ".join(keys) + " |", "| --- |" + " ---: |" * len(keys)]
+        for path, counts in bd.items():
+            out.append(f"| {path} | " + " | ".join(str(counts.get(k, 0)) for k in keys) + " |")
+        out.append("")
     return out
 
 

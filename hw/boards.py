@@ -25,35 +25,15 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from .config import CoreConfig
+from .core import Core
 from .uart import baud_divisor
 from .uart_bridge import DEFAULT_TIMEOUT_BITS, UARTBridge, check_bridge_params
 
-__all__ = ["BridgedCore", "make_core", "single_read_port_clients", "BoardTop", "Board", "BOARDS", "get_board", "ecp5_pll", "ice40_pll",
+__all__ = ["BridgedCore", "BoardTop", "Board", "BOARDS", "get_board", "ecp5_pll", "ice40_pll",
            "PLLError", "yowasp_env", "board_platform", "build_board", "run_logged", "DEFAULT_BAUD"]
 
 DEFAULT_BAUD = 1_000_000
 POR_SECONDS = 20e-6          # reset held after the clock is stable (iCE40 BRAMs need > 3 us)
-
-
-def single_read_port_clients(config):
-    """The memory-port assignment of a core whose only engine is the data-move engine:
-    one physical read port shared by every reader, the engine first (it outranks the
-    fetcher as on two ports; the loader and the host port never read while it runs).
-    Two read ports would make yosys duplicate the whole data memory (16 more iCE40
-    block RAMs for `tiny`, which then does not fit the UP5K's 30)."""
-    return {"read_clients": [["dm", "loader", "fetch", "host"]], "write_clients": ["dm", "host"]}
-
-
-def make_core(config, **kw):
-    """`Core(config, **kw)`; with one physical read port when the data-move engine is
-    the only engine (`single_read_port_clients`). TODO(lead): this belongs in
-    `Core._memory_clients` (hw/core.py); once it is there this becomes `Core(...)`."""
-    from .core import Core
-    if config.vector_bytes or config.array_n:
-        return Core(config, **kw)
-    cls = type("Core", (Core,), {"_memory_clients": staticmethod(single_read_port_clients),
-                                 "__module__": Core.__module__})
-    return cls(config, **kw)
 
 
 class BridgedCore(wiring.Component):
@@ -81,7 +61,7 @@ class BridgedCore(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.core = core = make_core(self.config, mem_init=self._mem_init)
+        m.submodules.core = core = Core(self.config, mem_init=self._mem_init)
         m.submodules.bridge = bridge = UARTBridge(self.divisor, timeout_bits=self.timeout_bits)
         wiring.connect(m, bridge.wb, core.wb)
         m.d.comb += [bridge.rx.eq(self.rx), self.tx.eq(bridge.tx),

@@ -77,6 +77,10 @@ class Core(wiring.Component):
         cycle), and an engine outranks the fetcher, which prefetches only while the
         core waits for that engine anyway. The host port is used while the core is
         stopped."""
+        if not (config.vector_bytes or config.array_n):
+            # The data-move engine has one reader: one physical port does (a second
+            # port would make the synthesis tools duplicate the whole data memory).
+            return {"read_clients": [["dm", "loader", "fetch", "host"]], "write_clients": ["dm", "host"]}
         port0, port1, writes = [], ["dm"], ["dm"]
         if config.vector_bytes:
             port0.append("vec_a"), port1.append("vec_b"), writes.append("vec")

@@ -110,14 +110,14 @@ def test_ice40_pll_matches_icepll(fout, tmp_path):
                                                                      ref["FILTER_RANGE"])
 
 
-def test_make_core_single_read_port():
+def test_memory_ports_per_configuration():
     """A core whose only engine is the data-move engine gets one physical read port
-    (two would duplicate the data memory in block RAM); others keep the core's own."""
-    from xdsa.hw.boards import make_core
+    (two would duplicate the data memory in block RAM); a core with engines that read
+    two operands per cycle gets two."""
+    from xdsa.hw.core import Core
     from xdsa.hw.config import get_config
-    tiny = make_core(get_config("tiny"))
-    base = make_core(get_config("base"))
+    tiny, base = Core(get_config("tiny")), Core(get_config("base"))
     for core in (tiny, base):                   # not elaborated here
         core._MustUse__silence = core._memsys._MustUse__silence = True
     assert tiny._memsys.read_clients == [["dm", "loader", "fetch", "host"]]
-    assert len(base._memsys.read_clients) == 2
+    assert base._memsys.read_clients == [["vec_a", "mm_a", "loader", "fetch", "host"], ["dm", "vec_b", "mm_b"]]

