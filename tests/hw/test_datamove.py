@@ -24,18 +24,21 @@ Waveforms: ``XDSA_VCD=1`` writes ``datamove_<config>.vcd`` in the current direct
 
 import os
 import random
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from xdsa.golden.builder import ProgramBuilder
 from xdsa.golden.encoding import encode_table
-from xdsa.golden.isa import DataUnit, Fault, Section, by_mnemonic
+from xdsa.golden.isa import DataUnit, Fault, by_mnemonic
 from xdsa.golden.machine import Machine
 from xdsa.hw.config import CoreConfig
 from xdsa.hw.datamove import DataMoveEngine
+
+sys.path.insert(0, os.path.dirname(__file__))      # the shared engine harness lives here
+from engine_harness import ranges, run_commands, touched_mask      # noqa: E402
 
 OP = by_mnemonic("data_move")
 TABLE_AT = 0x240                          # the operand table (the program group is at 0)
@@ -43,7 +46,6 @@ NORMAL, IMMEDIATE, UPSAMPLE, TRANSPOSE = range(4)
 MODES = ("normal", "immediate", "upsample", "transpose")
 U = {u.mnemonic: int(u) for u in DataUnit}
 BITS = {int(u): u.bits for u in DataUnit}
-AS_CODE = {16: 0, 32: 1, 64: 2}
 
 CONFIGS = {
     "r8": CoreConfig("r8", mem_bytes=4096, row_bytes=8),
@@ -290,127 +292,18 @@ def golden(cfg, case):
     before = m.mem.copy()
     m.reset(image.start)
     rec = m.step()
-    touched = np.zeros(cfg.mem_bytes, dtype=bool)
-    for a, n in rec.writes:
-        touched[a:a + n] = True
-    return before, m.mem.copy(), int(rec.fault), touched, rec.detail
+    return before, m.mem.copy(), int(rec.fault), touched_mask(cfg.mem_bytes, rec.writes), rec.detail
 
 
 # --- the RTL side --------------------------------------------------------------------------
 
-class Memory:
-    """The behavioural memory and the harness's observations."""
-
-    def __init__(self, cfg, rng, stall):
-        self.cfg, self.rng, self.stall = cfg, rng, stall
-        self.R = cfg.row_bytes
-        self.mem = bytearray(cfg.mem_bytes)
-        self.touched = np.zeros(cfg.mem_bytes, dtype=bool)
-        self.cycle = 0
-        self.errors = []
-
-
-def add_memory(sim, dut, bus):
-    rd, wr, R = dut.rd, dut.wr, bus.R
-    rows = bus.cfg.rows
-
-    async def memory(ctx):
-        ctx.set(rd.req.ready, 1)
-        ctx.set(wr.req.ready, 1)
-        prev_r = prev_w = None
-        async for _, _, rv, rr, ra, wv, wrd, wrow, wdata, wbe in ctx.tick().sample(
-                rd.req.valid, rd.req.ready, rd.req.payload,
-                wr.req.valid, wr.req.ready, wr.req.payload.row, wr.req.payload.data, wr.req.payload.be):
-            bus.cycle += 1
-            # stream rules: a request, once valid, holds until it transfers
-            if prev_r is not None and (not rv or ra != prev_r):
-                bus.errors.append(f"cycle {bus.cycle}: read request {prev_r} withdrawn")
-            if prev_w is not None and (not wv or (wrow, wdata, wbe) != prev_w):
-                bus.errors.append(f"cycle {bus.cycle}: write request {prev_w} withdrawn")
-            prev_r = ra if rv and not rr else None
-            prev_w = (wrow, wdata, wbe) if wv and not wrd else None
-            data = None
-            if rv and rr:
-                if ra >= rows:
-                    bus.errors.append(f"cycle {bus.cycle}: read of row {ra} outside the memory")
-                else:
-                    data = int.from_bytes(bus.mem[ra * R:ra * R + R], "little")
-            if wv and wrd:
-                if wrow >= rows:
-                    bus.errors.append(f"cycle {bus.cycle}: write of row {wrow} outside the memory")
-                else:
-                    raw = wdata.to_bytes(R, "little")
-                    for b in range(R):
-                        if wbe >> b & 1:
-                            bus.mem[wrow * R + b] = raw[b]
-                            bus.touched[wrow * R + b] = True
-            ctx.set(rd.rsp.valid, data is not None)
-            ctx.set(rd.rsp.payload, data or 0)
-            if bus.stall:
-                ctx.set(rd.req.ready, bus.rng.random() >= bus.stall)
-                ctx.set(wr.req.ready, bus.rng.random() >= bus.stall)
-
-    sim.add_process(memory)
-
-
 def run_rtl(cfg, jobs, *, stall=0.3, seed=1, vcd_name=None, max_cycles=200_000):
-    """Run `jobs` [(as_bits, table bytes, initial memory)] back to back; returns
+    """Run `jobs` [(AS bits, table bytes, initial memory)] back to back on one engine;
     [(fault, final memory, touched bytes, cycles from command to done)]."""
     dut = DataMoveEngine(cfg)
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    bus = Memory(cfg, random.Random(seed), stall)
-    add_memory(sim, dut, bus)
-    results = []
-
-    async def testbench(ctx):
-        rng = random.Random(seed + 1)
-        for as_bits, tb, before in jobs:
-            bus.mem[:] = bytes(before)
-            bus.touched[:] = False
-            ctx.set(dut.cmd.payload.table, int.from_bytes(tb, "little"))
-            ctx.set(dut.cmd.payload.as_code, AS_CODE[as_bits])
-            ctx.set(dut.cmd.payload.op_code, OP.op_code)
-            ctx.set(dut.cmd.payload.section_ai, int(OP.section == Section.AI))
-            ctx.set(dut.cmd.valid, 1)
-            start = bus.cycle
-            taken = False
-            for _ in range(max_cycles):
-                ctx.set(dut.done.ready, not stall or rng.random() >= stall)
-                _, _, c_ready, valid, ready, fault = await ctx.tick().sample(
-                    dut.cmd.ready, dut.done.valid, dut.done.ready, dut.done.payload.fault)
-                if c_ready and not taken:
-                    # the engine works from the held command and takes it when finished
-                    taken = True
-                    ctx.set(dut.cmd.valid, 0)
-                    ctx.set(dut.cmd.payload.table, 0)
-                if valid and ready:
-                    assert taken, "done before the command was taken"
-                    break
-            else:
-                raise AssertionError(f"no done within {max_cycles} cycles")
-            results.append((fault, np.frombuffer(bytes(bus.mem), dtype=np.uint8).copy(),
-                            bus.touched.copy(), bus.cycle - start))
-            ctx.set(dut.done.ready, 0)
-
-    sim.add_testbench(testbench)
-    if os.environ.get("XDSA_VCD") and vcd_name:
-        with sim.write_vcd(f"{vcd_name}.vcd"):
-            sim.run()
-    else:
-        sim.run()
-    assert not bus.errors, bus.errors[:5]
-    return results
-
-
-def ranges(mask):
-    idx = np.flatnonzero(mask)
-    if not len(idx):
-        return []
-    br = np.flatnonzero(np.diff(idx) != 1)
-    starts = np.concatenate(([idx[0]], idx[br + 1]))
-    ends = np.concatenate((idx[br], [idx[-1]]))
-    return [(int(a), int(b - a + 1)) for a, b in zip(starts, ends)]
+    return run_commands(dut, cfg, [dut.rd], [("data_move", as_bits, tb, before, f"job {i}")
+                                             for i, (as_bits, tb, before) in enumerate(jobs)],
+                        stall=stall, seed=seed, vcd_name=vcd_name, max_cycles=max_cycles)
 
 
 N_RANDOM = 25

@@ -32,7 +32,8 @@ from xdsa.hw.matrix import refuses
 sys.path.insert(0, os.path.dirname(__file__))      # the shared matrix test helpers live here
 
 from matrix_cases import IMM, PER_CH, PER_ELEM, U, conv, gemm
-from matrix_harness import golden, ranges, run_rtl
+from engine_harness import ranges
+from matrix_harness import golden, run_rtl
 
 CONFIGS = {     # (config, positions per accumulator bank, requantisers)
     "m4": (CoreConfig("m4", mem_bytes=16 << 10, row_bytes=32, array_n=4), None, 2),
