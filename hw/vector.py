@@ -131,6 +131,9 @@ class VectorEngine(wiring.Component):
         if W != config.row_bytes:
             raise ValueError(f"the vector engine needs vector_bytes equal to row_bytes ({config.row_bytes}), "
                              f"not {W!r}")
+        if W > 32:
+            # DIV/MOD take W / 8 * 64 cycles per 64-bit beat: the 9-bit iteration counter holds 256
+            raise ValueError(f"the vector engine supports vector_bytes up to 32, not {W!r}")
         self.config = config
         self.W = W
         self.n = 8 * W
@@ -312,7 +315,7 @@ class VectorEngine(wiring.Component):
                 m.d.comb += [pass2.eq(lsel == 4),
                              occ.eq(1 + ((Const(8, 9) << bsel[S1]) << pass2))]
             with m.Case(Kind.DIV, Kind.MOD):
-                m.d.comb += occ.eq(Const(4, 9) << lsel)
+                m.d.comb += occ.eq(Const(4 * (n // 64), 9) << lsel)      # N / 64 lane groups of L steps
             with m.Case(Kind.MEDIAN):
                 m.d.comb += occ.eq(2)
             with m.Default():

@@ -40,7 +40,8 @@ ROR        both barrel shifters (by k and by width - k)                    1
 ASR/NSR    right shifter (sign fill) by s-1, then the rounding add         1
 MUL        multiplier array (`hw.vector_mul`) on magnitudes                1; 2 for 64 x 64 bits
 ASL        x * 2**s on the multiplier array (2**s from the left shifter)   1; 2 for L = 64
-DIV/MOD    radix-2 restoring division of magnitudes, all lanes at once     L
+DIV/MOD    radix-2 restoring division of magnitudes, one 64-bit lane       N / 64 * L
+           group at a time (N / 64 groups, L cycles each)
 POW        right-to-left square and multiply over the bits of y, both      1 + 2 * bits(y) * passes
            products on the multiplier array, tracking "|x**k| >= 2**L"
 =========  ==============================================================  =====================
@@ -140,6 +141,9 @@ class VectorAlu(wiring.Component):
         # iterative state (DIV/MOD, POW, MEDIAN)
         st0, st1, st2 = (Signal(n, name=nm, reset_less=True) for nm in ("st0", "st1", "st2"))
         sf0, sf1 = (Signal(n, name=nm, reset_less=True) for nm in ("sf0", "sf1"))
+        # DIV/MOD: one 64-bit lane group at a time
+        dl = Lanes(m, 64, cfg.lsel, "dv", cm=cm)
+        dr, dq, da = (Signal(64, name=nm, reset_less=True) for nm in ("div_rr", "div_qr", "div_ar"))
 
         # --- adder A1: x - y or x + y, exact -----------------------------------------------------------
         x1, x1s, y1, y1s = (Signal(n, name=f"a1_{nm}") for nm in ("x", "xs", "y", "ys"))
@@ -161,6 +165,7 @@ class VectorAlu(wiring.Component):
         right = ln.shift(xr, ar, lambda L, j: ((1 << (L - (1 << j))) - 1) if (1 << j) < L else 0,
                          left=False, fill=fr, name="shr")
         wmask = ln.const(lambda L, w: None if bits(w) > L else (1 << bits(w)) - 1, "wmask", keys=WS)
+        wtop = ln.const(lambda L, w: None if bits(w) > L else 1 << (bits(w) - 1), "wtop", keys=WS)
         bigm = ln.const(lambda L, w: None if bits(w) > L else
                         ((1 << L) - 1) & ~((1 << (bits(w).bit_length() - 1)) - 1), "bigm", keys=WS)
         bigl = ln.lane_any(al & bigm, "bigl")         # left amount >= field width
@@ -299,8 +304,8 @@ class VectorAlu(wiring.Component):
                         m.d.comb += pat.eq(right & ~bigr)
                     with m.Default():
                         m.d.comb += pat.eq(right | left_w)
-                msb = ln.per_lane("pmsb", lambda L, w: None if bits(w) > L else
-                                  Cat(pat[kk * L + bits(w) - 1].replicate(L) for kk in range(n // L)), keys=WS)
+                # lanes whose pattern bit w - 1 is set (one OR tree, not a bit multiplexer per width pair)
+                msb = ln.lane_any(pat & wtop, "pmsb")
                 sm = ln.comb(Mux(cfg.rsg, msb, 0), "psm")
                 result(pat | (sm & ~wmask), sm)
 
@@ -328,25 +333,52 @@ class VectorAlu(wiring.Component):
                 result(mul.pl & ~bigl, asm, h=(mul.ph & ~bigl) | (ph_big & bigl))
 
             with m.Case(Kind.DIV, Kind.MOD):
-                r_in = ln.comb(Mux(first, 0, st0), "div_r")
-                q_in = ln.comb(Mux(first, 0, st1), "div_q")
-                a_in = ln.comb(Mux(first, ma, st2), "div_a")
-                rin = ln.lane_flag(a_in & H, "div_rin")
-                r2 = ln.comb(((r_in << 1)[:n] & ~LO) | (rin & LO), "div_r2")
-                ge_h, d = ln.carry(r2, mb, "div_sub")
-                gem = ln.lane_flag(ge_h | (r_in & H), "div_ge")
-                r_new = ln.sel(gem, d, r2, "div_rn")
-                q_new = ln.comb(((q_in << 1)[:n] & ~LO) | (gem & LO), "div_qn")
+                # one 64-bit lane group per L cycles (group g = it // L, bit step j = it % L);
+                # dr / dq / da: the group's remainder, quotient and remaining dividend bits;
+                # st2 collects the finished groups' results (quotient or remainder)
+                G = n // 64
+                gi = Signal(range(G), name="div_g")
+                jz = Signal(name="div_j0")                     # first step of a group
+                jl = Signal(name="div_jl")                     # last step of a group
+                with m.Switch(cfg.lsel):
+                    for i, L in enumerate(LANE_BITS):
+                        with m.Case(i):
+                            lb = L.bit_length() - 1
+                            m.d.comb += [jz.eq(self.it[:lb] == 0), jl.eq(self.it[:lb] == L - 1)]
+                            if G > 1:
+                                m.d.comb += gi.eq(self.it[lb:])
+                ga, gb = Signal(64, name="div_ga"), Signal(64, name="div_gb")
+                with m.Switch(gi):
+                    for g in range(G):
+                        with m.Case(g):
+                            m.d.comb += [ga.eq(ma[64 * g:64 * g + 64]), gb.eq(mb[64 * g:64 * g + 64])]
+                r_in = dl.comb(Mux(jz, 0, dr), "div_r")
+                q_in = dl.comb(Mux(jz, 0, dq), "div_q")
+                a_in = dl.comb(Mux(jz, ga, da), "div_a")
+                rin = dl.lane_flag(a_in & dl.H, "div_rin")
+                r2 = dl.comb(((r_in << 1)[:64] & ~dl.LO) | (rin & dl.LO), "div_r2")
+                ge_h, d = dl.carry(r2, gb, "div_sub")
+                gem = dl.lane_flag(ge_h | (r_in & dl.H), "div_ge")
+                r_new = dl.sel(gem, d, r2, "div_rn")
+                q_new = dl.comb(((q_in << 1)[:64] & ~dl.LO) | (gem & dl.LO), "div_qn")
+                g_res = Signal(64, name="div_res")
+                m.d.comb += g_res.eq(Mux(kind == Kind.DIV, q_new, r_new))
                 with m.If(self.step):
-                    m.d.sync += [st0.eq(r_new), st1.eq(q_new), st2.eq((a_in << 1)[:n] & ~LO)]
+                    m.d.sync += [dr.eq(r_new), dq.eq(q_new), da.eq((a_in << 1)[:64] & ~dl.LO)]
+                    with m.If(jl):
+                        with m.Switch(gi):
+                            for g in range(G):
+                                with m.Case(g):
+                                    m.d.sync += st2[64 * g:64 * g + 64].eq(g_res)
+                full = ln.comb(Cat(st2[:64 * (G - 1)], g_res), "div_full")
                 zb = szero
                 mbd = ln.const(lambda L, d_: None if bits(d_) > L else (1 << bits(d_)) - 1, "div_mbd",
                                keys=[(cfg.bd, range(5))])
                 with m.If(kind == Kind.DIV):
                     zq = Mux(cfg.sd, LO, mbd)
-                    result((q_new & ~zb) | (zq & zb), ((asm ^ bsm) & ~zb) | Mux(cfg.sd, zb, 0))
+                    result((full & ~zb) | (zq & zb), ((asm ^ bsm) & ~zb) | Mux(cfg.sd, zb, 0))
                 with m.Else():
-                    result(r_new, asm)
+                    result(full, asm)
 
             with m.Case(Kind.POW):
                 # st0 = result, st1 = base (both mod 2**L), st2 = remaining exponent bits,

@@ -9,7 +9,7 @@ cycle and port is exactly one beat of the widest operand.
 address). It requests the run's rows in order, at most 3 rows ahead of the row
 the consumer is in, and keeps them in a 4-row buffer indexed by ``row mod 4``
 (the consumer's row, the next one and two prefetched rows; a response is stored
-without rotation). The consumer sees a ``2R``-nibble *window* that starts at its
+without rotation in slot ``row mod 4``). The consumer sees a ``2R``-nibble *window* that starts at its
 current position (its two rows funnel-shifted by the nibble offset) and ``avail``,
 the nibbles of the run from there on that have arrived; it advances by ``take``
 nibbles (at most one row per cycle). A response is
@@ -87,10 +87,8 @@ class StreamReader(wiring.Component):
         lrow = Signal(nb)                           # last row of the run
         rrow = Signal(nb)                           # next row to arrive
         on = Signal()
-        # rows crow and crow + 1 (the window's), and two prefetched rows in a ring
-        cur = Signal(8 * R)
-        nxt = Signal(8 * R)
-        pre = [Signal(8 * R, name=f"pre{i}") for i in range(2)]
+        # the 4-row buffer: row r in slot r mod 4 (rows crow .. crow + 3 at most are requested)
+        buf = [Signal(8 * R, name=f"buf{i}") for i in range(4)]
 
         crow = Signal(nb)
         m.d.comb += crow.eq(pos >> lrn)
@@ -101,34 +99,22 @@ class StreamReader(wiring.Component):
         with m.If(self.req_valid & self.req_ready):
             m.d.sync += irow.eq(irow + 1)
 
-        # the consumer crosses into the next row: cur <- nxt <- row crow + 2
         npos = Signal(nb + 1)
         m.d.comb += npos.eq(pos + self.take)
-        adv = ~self.start & (npos[lrn:] != pos[lrn:])
-        row2 = crow + 2
-        pre_row2 = Mux(row2[0], pre[1], pre[0])      # row crow + 2 if it has arrived earlier
         with m.If(self.rsp_valid):
             m.d.sync += rrow.eq(rrow + 1)
-        with m.If(adv):
-            m.d.sync += cur.eq(nxt)
-            with m.If(self.rsp_valid & (rrow == row2)):
-                m.d.sync += nxt.eq(self.rsp_data)
-            with m.Else():
-                m.d.sync += nxt.eq(pre_row2)
-        with m.If(self.rsp_valid):
-            with m.If(rrow == crow):
-                m.d.sync += cur.eq(self.rsp_data)
-            with m.Elif(rrow == crow + 1):
-                with m.If(~adv):
-                    m.d.sync += nxt.eq(self.rsp_data)
-                with m.Else():
-                    m.d.sync += cur.eq(self.rsp_data)
-            with m.Else():
-                with m.If(rrow[0]):
-                    m.d.sync += pre[1].eq(self.rsp_data)
-                with m.Else():
-                    m.d.sync += pre[0].eq(self.rsp_data)
+            with m.Switch(rrow[:2]):
+                for i in range(4):
+                    with m.Case(i):
+                        m.d.sync += buf[i].eq(self.rsp_data)
 
+        # the window's two rows, crow and crow + 1
+        cur = Signal(8 * R)
+        nxt = Signal(8 * R)
+        with m.Switch(crow[:2]):
+            for i in range(4):
+                with m.Case(i):
+                    m.d.comb += [cur.eq(buf[i]), nxt.eq(buf[(i + 1) % 4])]
         m.d.comb += self.window.eq(funnel(m, Cat(cur, nxt), pos[:lrn], 8 * R, 4, "win"))
 
         recv_end = Signal(nb + 1)

@@ -27,7 +27,8 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   grant and vice versa).
 * **beat issue**: when every source has the beat's nibbles and S0 is free.
 * **S0 -> S1**: the ALU holds a beat for ``occ`` cycles (1; MEDIAN 2; MUL/ASL 2
-  for 64-bit products; DIV/MOD L; POW 1 + 2 * bits(y) * passes) and finishes when S1
+  for 64-bit products; DIV/MOD L per 64-bit
+  lane group, W / 8 groups; POW 1 + 2 * bits(y) * passes) and finishes when S1
   is free or advancing; S1 -> S2 when S2 is free or advancing; S2 -> writer when
   the writer's request register is free or being freed.
 * **writer**: assembles rows, emits a row request when the stream passes the row's
@@ -70,7 +71,7 @@ class Plan:
     unit_fault: bool
 
 
-def plan(mnemonic, f):
+def plan(mnemonic, f, groups=1):
     """The instruction's operand roles, units, lane width and ALU occupancy."""
     if mnemonic not in ELEMENTWISE:
         raise ValueError(f"{mnemonic} is not an elementwise instruction of the vector engine")
@@ -105,7 +106,7 @@ def plan(mnemonic, f):
     elif mnemonic == "pow":
         occ = 1 + 2 * units[S1].bits * (2 if L == 64 else 1)
     elif mnemonic in ("div", "mod"):
-        occ = L
+        occ = groups * L                # one 64-bit lane group (of N / 64) at a time
     elif mnemonic == "median":
         occ = 2
     addr = {S0: f.get("src0", f.get("src", 0)), S1: f.get("src1", 0), S2: f.get("src2", 0), D: f.get("dst", 0)}
@@ -352,7 +353,7 @@ class VectorModel:
         if st == IDLE:
             if cmd is not None:
                 self.pending_cmd = cmd
-                self.p = plan(*cmd)
+                self.p = plan(*cmd, groups=self.W // 8)
                 self.fault = 0
                 nxt = UNIT
         elif st == UNIT:
