@@ -14,7 +14,7 @@ from amaranth.back import verilog
 from amaranth.sim import Simulator
 
 from xdsa.golden import isa
-from xdsa.golden.encoding import Instruction, SyncCtrl, UnityInstruction, table_length
+from xdsa.golden.encoding import Instruction, UnityInstruction, table_length
 from xdsa.golden.isa import (Fault, Section, UNITY_FIELDS, SYNC_CTRL_FIELDS, field_map,
                              GROUP_SIZE, DID_PACK_BYTES)
 from xdsa.golden.machine import Capability, Machine

@@ -32,7 +32,6 @@ Waveforms: ``XDSA_VCD=1`` writes ``vector_<config>.vcd``.
 import os
 import sys
 
-import numpy as np
 import pytest
 
 from xdsa.golden.isa import Fault

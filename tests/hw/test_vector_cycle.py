@@ -28,7 +28,8 @@ from xdsa.hw.vector import VectorEngine
 
 sys.path.insert(0, os.path.dirname(__file__))      # the shared vector test helpers live here
 from test_vector_cases import make                                      # noqa: E402
-from test_vector_harness import AS_CODE, compare, golden, table_bytes  # noqa: E402
+from engine_harness import AS_CODE                                     # noqa: E402
+from test_vector_harness import compare, golden, table_bytes          # noqa: E402
 
 CFG8 = CoreConfig("r8", mem_bytes=8192, row_bytes=8, vector_bytes=8)
 CFG32 = CoreConfig("r32", mem_bytes=8192, row_bytes=32, vector_bytes=32)
