@@ -13,7 +13,7 @@ import numpy as np
 from xdsa.golden.isa import DataUnit, by_mnemonic
 from xdsa.hw.vector_ops import OPS
 
-from test_vector_harness import Case, INT_UNITS, U
+from test_vector_harness import Case, INT_UNITS
 
 REGION = {"s0": 0x300, "s1": 0x700, "s2": 0xB00, "d": 0xF00}
 FIELD_OF = {"s0": ("src0", "src"), "s1": ("src1",), "s2": ("src2",), "d": ("dst",)}
