@@ -10,9 +10,7 @@ one: the core must stop there with the golden model's fault code and PC and leav
 the memory as the first instruction left it.
 """
 
-import os
 import random
-import sys
 
 import numpy as np
 import pytest
@@ -21,10 +19,9 @@ from xdsa.golden.builder import ProgramBuilder
 from xdsa.golden.isa import DataUnit, Fault
 from xdsa.sim.cosim import cosim
 
-sys.path.insert(0, os.path.dirname(__file__))      # the shared matrix test helpers live here
 
-from helpers import engines_config                  # noqa: E402
-from matrix_cases import IMM, PER_CH, PER_ELEM, U, conv, gemm   # noqa: E402
+from helpers import engines_config
+from matrix_cases import IMM, PER_CH, PER_ELEM, U, conv, gemm
 
 CFG = engines_config()
 TABLES, DATA = 0x400, 0x800

@@ -27,9 +27,7 @@ golden model's.
 
 import dataclasses
 import functools
-import os
 import random
-import sys
 import zlib
 
 import numpy as np
@@ -42,9 +40,8 @@ from xdsa.hw.vector import OPCODES
 from xdsa.hw.vector_ops import OPS
 from xdsa.sim.cosim import cosim
 
-sys.path.insert(0, os.path.dirname(__file__))      # the shared vector test helpers live here
-from test_vector_cases import directed, make, mixed, role_units, sweep   # noqa: E402
-from test_vector_harness import INT_UNITS, golden                         # noqa: E402
+from test_vector_cases import directed, make, mixed, role_units, sweep
+from test_vector_harness import INT_UNITS, golden
 
 CFG = engines_config()
 TEXT, TABLES, DATA = 0x0, 0x600, 0x1000

@@ -22,9 +22,7 @@ still its own test. The throughput tests count simulated cycles (from
 Waveforms: ``XDSA_VCD=1`` writes ``datamove_<config>.vcd`` in the current directory.
 """
 
-import os
 import random
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,8 +35,7 @@ from xdsa.golden.machine import Machine
 from xdsa.hw.config import CoreConfig
 from xdsa.hw.datamove import DataMoveEngine
 
-sys.path.insert(0, os.path.dirname(__file__))      # the shared engine harness lives here
-from engine_harness import ranges, run_commands, touched_mask      # noqa: E402
+from engine_harness import ranges, run_commands, touched_mask
 
 OP = by_mnemonic("data_move")
 TABLE_AT = 0x240                          # the operand table (the program group is at 0)

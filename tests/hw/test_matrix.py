@@ -17,9 +17,7 @@ blocks and kernel groups from small shapes; one requantiser).
 Waveforms: ``XDSA_VCD=1`` writes ``matrix_<config>.vcd`` in the current directory.
 """
 
-import os
 import random
-import sys
 
 import numpy as np
 import pytest
@@ -29,7 +27,6 @@ from xdsa.golden.machine import Capability
 from xdsa.hw.config import CoreConfig
 from xdsa.hw.matrix import refuses
 
-sys.path.insert(0, os.path.dirname(__file__))      # the shared matrix test helpers live here
 
 from matrix_cases import IMM, PER_CH, PER_ELEM, U, conv, gemm
 from engine_harness import ranges

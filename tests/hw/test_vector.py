@@ -29,8 +29,6 @@ case is still its own test.
 Waveforms: ``XDSA_VCD=1`` writes ``vector_<config>.vcd``.
 """
 
-import os
-import sys
 
 import pytest
 
@@ -39,9 +37,8 @@ from xdsa.hw.config import CoreConfig, get_config
 from xdsa.hw.vector import OPCODES, VectorEngine, refuses
 from xdsa.hw.vector_ops import OPS
 
-sys.path.insert(0, os.path.dirname(__file__))      # the shared vector test helpers live here
-from test_vector_cases import directed, mixed, sweep                     # noqa: E402
-from test_vector_harness import INT_UNITS, compare, golden, run_rtl      # noqa: E402
+from test_vector_cases import directed, mixed, sweep
+from test_vector_harness import INT_UNITS, compare, golden, run_rtl
 
 CONFIGS = {
     "w8": CoreConfig("w8", mem_bytes=8192, row_bytes=8, vector_bytes=8),

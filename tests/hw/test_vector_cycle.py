@@ -13,9 +13,7 @@ the cycle, the signal and both values. The final memory of each instruction is
 also compared with the golden model.
 """
 
-import os
 import random
-import sys
 
 import numpy as np
 import pytest
@@ -26,10 +24,9 @@ from xdsa.golden.isa import DataUnit as DU, Section
 from xdsa.hw.config import CoreConfig
 from xdsa.hw.vector import VectorEngine
 
-sys.path.insert(0, os.path.dirname(__file__))      # the shared vector test helpers live here
-from test_vector_cases import make                                      # noqa: E402
-from engine_harness import AS_CODE                                     # noqa: E402
-from test_vector_harness import compare, golden, table_bytes          # noqa: E402
+from test_vector_cases import make
+from engine_harness import AS_CODE
+from test_vector_harness import compare, golden, table_bytes
 
 CFG8 = CoreConfig("r8", mem_bytes=8192, row_bytes=8, vector_bytes=8)
 CFG32 = CoreConfig("r32", mem_bytes=8192, row_bytes=32, vector_bytes=32)

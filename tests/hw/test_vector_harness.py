@@ -13,8 +13,6 @@ engine's requests (a request, once valid, holds until it transfers) and that no
 request leaves the memory.
 """
 
-import os
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,8 +24,7 @@ from xdsa.golden.machine import Machine
 from xdsa.hw.capabilities import golden_capability
 from xdsa.hw.vector import VectorEngine
 
-sys.path.insert(0, os.path.dirname(__file__))      # the shared engine harness lives here
-from engine_harness import run_commands              # noqa: E402
+from engine_harness import run_commands
 
 TABLE_AT = 0x240                      # the operand table (the program group is at 0)
 U = {u.mnemonic: u for u in DataUnit}
