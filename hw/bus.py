@@ -24,7 +24,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-__all__ = ["ReadPort", "WritePort", "row_addr_bits", "EngineCmd", "EngineDone", "RetireRecord",
+__all__ = ["ReadPort", "WritePort", "row_addr_bits", "EngineCmd", "EngineDone", "engine_members", "RetireRecord",
            "FetchItem", "KeyFetch", "KeyDeposit", "KeyHostReq", "KeyHostRsp", "KeyHostOp",
            "FAULT_BITS", "PC_BITS", "ADDR_BITS"]
 
@@ -89,6 +89,19 @@ def EngineCmd(table_bits: int):
 
 
 EngineDone = data.StructLayout({"fault": unsigned(FAULT_BITS)})
+
+
+def engine_members(config, table_bits, read_ports):
+    """The members every engine has: ``cmd``, ``done``, the read ports named
+    `read_ports` and ``wr`` (engine side, for `wiring.Component.__init__`)."""
+    from amaranth.lib import stream
+    from amaranth.lib.wiring import In, Out
+    abits = row_addr_bits(config.rows)
+    members = {"cmd": In(stream.Signature(EngineCmd(table_bits))), "done": Out(stream.Signature(EngineDone))}
+    for name in read_ports:
+        members[name] = Out(ReadPort(addr_bits=abits, row_bits=config.row_bits))
+    members["wr"] = Out(WritePort(addr_bits=abits, row_bits=config.row_bits))
+    return members
 
 # One fetched instruction.
 FetchItem = data.StructLayout({

@@ -12,14 +12,14 @@ instruction) and a write monitor (the row and byte enables of every data-memory
 write), from which simulation harnesses rebuild the golden model's retire trace.
 """
 
-from amaranth.hdl import Cat, Const, Elaboratable, Module, Signal, unsigned
+from amaranth.hdl import Cat, Module, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from xdsa.golden import isa
 from xdsa.golden.isa import DID, Fault, Section
 
-from .bus import EngineCmd, FetchItem, RetireRecord, row_addr_bits, KeyFetch, KeyDeposit
+from .bus import FetchItem, RetireRecord, row_addr_bits
 from .capabilities import engine_opcodes
 from .datamove import DataMoveEngine
 from .decode import Decoder

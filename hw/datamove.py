@@ -78,15 +78,14 @@ figures for row_bytes = lanes = 32 from tests/hw/test_datamove.py):
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal
-from amaranth.lib import stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import wiring
 from amaranth.utils import ceil_log2, exact_log2
 
 from xdsa.golden import isa
 from xdsa.golden.isa import DataUnit, Fault
 
 from . import fields as F
-from .bus import EngineCmd, EngineDone, ReadPort, WritePort, row_addr_bits
+from .bus import engine_members
 
 __all__ = ["OPCODES", "DataMoveEngine"]
 
@@ -254,13 +253,7 @@ class DataMoveEngine(wiring.Component):
         self.config = config
         self._op = isa.by_mnemonic("data_move")
         self.table_bits = F.table_bits([self._op])
-        abits = row_addr_bits(config.rows)
-        super().__init__({
-            "cmd": In(stream.Signature(EngineCmd(self.table_bits))),
-            "done": Out(stream.Signature(EngineDone)),
-            "rd": Out(ReadPort(addr_bits=abits, row_bits=config.row_bits)),
-            "wr": Out(WritePort(addr_bits=abits, row_bits=config.row_bits)),
-        })
+        super().__init__(engine_members(config, self.table_bits, ["rd"]))
 
     def elaborate(self, platform):
         m = Module()

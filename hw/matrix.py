@@ -50,16 +50,15 @@ docs/matrix-unit.md for the measured utilisation).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from xdsa.golden import isa
 from xdsa.golden.isa import DataUnit
 
 from . import fields as F
-from .bus import EngineCmd, EngineDone, ReadPort, WritePort, row_addr_bits
+from .bus import engine_members
 from .matrix_agu import ActivationAGU, KIND_PAD, KIND_PARAM, KIND_WEIGHT, WeightLoader
 from .matrix_drain import MatrixDrain
 from .matrix_gather import VectorGather
@@ -117,14 +116,7 @@ class MatrixEngine(wiring.Component):
         self.config, self.n, self.pb, self.rq_lanes = config, n, pb, rq_lanes
         self._ops = [isa.by_mnemonic(mn) for mn in OPCODES]
         self.table_bits = F.table_bits(self._ops)
-        abits = row_addr_bits(config.rows)
-        super().__init__({
-            "cmd": In(stream.Signature(EngineCmd(self.table_bits))),
-            "done": Out(stream.Signature(EngineDone)),
-            "rd_a": Out(ReadPort(addr_bits=abits, row_bits=config.row_bits)),
-            "rd_b": Out(ReadPort(addr_bits=abits, row_bits=config.row_bits)),
-            "wr": Out(WritePort(addr_bits=abits, row_bits=config.row_bits)),
-        })
+        super().__init__(engine_members(config, self.table_bits, ["rd_a", "rd_b"]))
 
     def elaborate(self, platform):
         m = Module()

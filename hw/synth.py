@@ -472,7 +472,7 @@ def report_markdown(report):
     for p in report.get("critical_paths", []):
         out += [f"Critical path ({p['clock']}): {p['delay_ns']} ns"
                 + (f" ({p['logic_ns']} ns logic, {p['routing_ns']} ns routing)" if p.get("logic_ns") is not None
-                   else ""), f"", f"* from `{p['from']}`", f"* to `{p['to']}`", ""]
+                   else ""), "", f"* from `{p['from']}`", f"* to `{p['to']}`", ""]
     if report.get("breakdown"):
         bd = report["breakdown"]
         if "error" in bd:

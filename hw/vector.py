@@ -53,14 +53,14 @@ has the details.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from xdsa.golden.isa import DataUnit, Fault, Section
 
 from . import fields as F
-from .bus import EngineCmd, EngineDone, ReadPort, WritePort, row_addr_bits
+from .bus import engine_members, row_addr_bits
 from .vector_alu import beat_config_layout
 from .vector_ops import OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
@@ -139,13 +139,8 @@ class VectorEngine(wiring.Component):
         self.n = 8 * W
         self._ops = [info.opcode for info in OP_LIST]
         self.table_bits = F.table_bits(self._ops)
-        abits = row_addr_bits(config.rows)
         super().__init__({
-            "cmd": In(stream.Signature(EngineCmd(self.table_bits))),
-            "done": Out(stream.Signature(EngineDone)),
-            "rd_a": Out(ReadPort(addr_bits=abits, row_bits=config.row_bits)),
-            "rd_b": Out(ReadPort(addr_bits=abits, row_bits=config.row_bits)),
-            "wr": Out(WritePort(addr_bits=abits, row_bits=config.row_bits)),
+            **engine_members(config, self.table_bits, ["rd_a", "rd_b"]),
             # state for the cycle model and tests
             "dbg_state": Out(4),
             "dbg_v0": Out(1), "dbg_v1": Out(1), "dbg_v2": Out(1), "dbg_it": Out(9),

@@ -47,7 +47,7 @@ POW        right-to-left square and multiply over the bits of y, both      1 + 2
 =========  ==============================================================  =====================
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
