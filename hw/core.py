@@ -71,23 +71,27 @@ class Core(wiring.Component):
         self.memory_data = self._memsys.data
 
     @staticmethod
+    def _two_reader_engines(config):
+        """[(decode name, port prefix, class)] of the engines in `config` that read two
+        operand rows per cycle (one table for the port assignment and the wiring)."""
+        table = [("vector", "vec", VectorEngine, config.vector_bytes), ("matrix", "mm", MatrixEngine, config.array_n)]
+        return [(name, prefix, cls) for name, prefix, cls, present in table if present]
+
+    @staticmethod
     def _memory_clients(config):
         """Port assignment. One engine runs at a time, so the engines share ports freely;
         an engine's two readers sit on different physical ports (one row each per
         cycle), and an engine outranks the fetcher, which prefetches only while the
         core waits for that engine anyway. The host port is used while the core is
         stopped."""
-        if not (config.vector_bytes or config.array_n):
+        prefixes = [prefix for _, prefix, _ in Core._two_reader_engines(config)]
+        if not prefixes:
             # The data-move engine has one reader: one physical port does (a second
             # port would make the synthesis tools duplicate the whole data memory).
             return {"read_clients": [["dm", "loader", "fetch", "host"]], "write_clients": ["dm", "host"]}
-        port0, port1, writes = [], ["dm"], ["dm"]
-        if config.vector_bytes:
-            port0.append("vec_a"), port1.append("vec_b"), writes.append("vec")
-        if config.array_n:
-            port0.append("mm_a"), port1.append("mm_b"), writes.append("mm")
-        return {"read_clients": [port0 + ["loader", "fetch", "host"], port1],
-                "write_clients": writes + ["host"]}
+        return {"read_clients": [[f"{p}_a" for p in prefixes] + ["loader", "fetch", "host"],
+                                 ["dm"] + [f"{p}_b" for p in prefixes]],
+                "write_clients": ["dm"] + prefixes + ["host"]}
 
     def elaborate(self, platform):
         m = Module()
@@ -108,18 +112,12 @@ class Core(wiring.Component):
         wiring.connect(m, dm.rd, mem.r_dm)
         wiring.connect(m, dm.wr, mem.w_dm)
         engines = {"datamove": dm}
-        if cfg.vector_bytes:
-            m.submodules.vec = vec = VectorEngine(cfg)
-            wiring.connect(m, vec.rd_a, mem.r_vec_a)
-            wiring.connect(m, vec.rd_b, mem.r_vec_b)
-            wiring.connect(m, vec.wr, mem.w_vec)
-            engines["vector"] = vec
-        if cfg.array_n:
-            m.submodules.mm = mm = MatrixEngine(cfg)
-            wiring.connect(m, mm.rd_a, mem.r_mm_a)
-            wiring.connect(m, mm.rd_b, mem.r_mm_b)
-            wiring.connect(m, mm.wr, mem.w_mm)
-            engines["matrix"] = mm
+        for name, prefix, cls in self._two_reader_engines(cfg):
+            m.submodules[prefix] = eng = cls(cfg)
+            wiring.connect(m, eng.rd_a, getattr(mem, f"r_{prefix}_a"))
+            wiring.connect(m, eng.rd_b, getattr(mem, f"r_{prefix}_b"))
+            wiring.connect(m, eng.wr, getattr(mem, f"w_{prefix}"))
+            engines[name] = eng
         wiring.connect(m, wiring.flipped(self.wb), host.wb)
         wiring.connect(m, host.keys_req, sync.host)
         wiring.connect(m, sync.host_rsp, host.keys_rsp)
