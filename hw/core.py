@@ -19,7 +19,7 @@ from amaranth.lib.wiring import In, Out
 from xdsa.golden import isa
 from xdsa.golden.isa import DID, Fault, Section
 
-from .bus import FetchItem, RetireRecord, row_addr_bits
+from .bus import RetireRecord, row_addr_bits
 from .capabilities import engine_opcodes
 from .datamove import DataMoveEngine
 from .decode import Decoder
@@ -129,7 +129,11 @@ class Core(wiring.Component):
                              self.trace_wr_be.eq(port.req.payload.be)]
 
         # --- architectural state ----------------------------------------------------
-        item = Signal(FetchItem)              # the instruction being executed
+        # The instruction being executed stays at the fetcher's output (`item`) and its
+        # operand table at the loader's response (`table`) until it retires or faults:
+        # both are transferred only then, so the core keeps no copy of either.
+        item = fetch.out.payload
+        table = loader.rsp.payload.table
         index = Signal(32)
         cycles = Signal(64)
         retired = Signal(64)
@@ -138,7 +142,6 @@ class Core(wiring.Component):
         fault_pc = Signal(64)
         busy = Signal()
         stopped = Signal()
-        table = Signal(max(1, dec.max_table_bits))
         cur_fault = Signal(8)                 # fault of the instruction being retired
         m.d.comb += [self.busy.eq(busy), self.stopped.eq(stopped),
                      host.busy.eq(busy), host.stopped.eq(stopped), host.reason.eq(reason),
@@ -163,7 +166,8 @@ class Core(wiring.Component):
                     m.d.comb += bad_unit.eq(reserved_unit(table, dec.as_code, op))
 
         def retire(m, fault_code, *, stop_reason=None):
-            m.d.comb += [self.retire_valid.eq(1), cur_fault.eq(fault_code)]
+            m.d.comb += [self.retire_valid.eq(1), cur_fault.eq(fault_code),
+                         fetch.out.ready.eq(1), loader.rsp.ready.eq(1)]
             m.d.sync += [index.eq(index + 1), retired.eq(retired + 1)]
             if stop_reason is not None:
                 m.d.sync += reason.eq(stop_reason)
@@ -208,8 +212,6 @@ class Core(wiring.Component):
                                          rp.did_valid.eq(1), rp.unity.eq(0)]
                             m.d.sync += [index.eq(index + 1), retired.eq(retired + 1)]
                 with m.If(fetch.out.valid & ~is_domain):
-                    m.d.comb += fetch.out.ready.eq(1)
-                    m.d.sync += item.eq(fi)
                     m.next = "ROUTE"
 
             with m.State("ROUTE"):
@@ -261,12 +263,10 @@ class Core(wiring.Component):
                         m.next = "TABLEDONE"
 
             with m.State("TABLEDONE"):
-                m.d.comb += loader.rsp.ready.eq(1)
                 with m.If(loader.rsp.valid):
                     with m.If(loader.rsp.payload.fault != 0):
                         raise_fault(m, loader.rsp.payload.fault)
                     with m.Else():
-                        m.d.sync += table.eq(loader.rsp.payload.table)
                         m.next = "UNITS"
 
             with m.State("UNITS"):

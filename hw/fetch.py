@@ -46,7 +46,10 @@ Microarchitecture (mirrored register for register by the cycle model
   register. Responses arrive in order, so the next group's DID pack only replaces
   the register once every payload row of the current group has been parsed: the
   DID-pack read is hidden.
-* buffer: ``depth`` entries (default 4 with 32-byte rows, else 3).
+* buffer: ``depth`` entries (default: the configuration's ``fetch_depth``, else
+  4 with 32-byte rows and 3 otherwise; `tiny` has 2: the core keeps the
+  instruction it executes at the output, and one more entry lets the next one
+  arrive meanwhile, which is all a core without domain ports can use).
 * output: ``pc``/``slot`` of the next instruction and ``sub``, the instruction
   within the head entry; ``out`` is combinational from these registers and the
   head entry.
@@ -82,7 +85,7 @@ class Fetcher(wiring.Component):
     ----------
     config : CoreConfig
     depth : int
-        Buffer entries (default `default_depth(config.row_bytes)`); each holds one
+        Buffer entries (default `config.fetch_depth`, else `default_depth(config.row_bytes)`); each holds one
         payload row of the storage format (two instructions with 32-byte rows, one
         otherwise).
 
@@ -101,7 +104,7 @@ class Fetcher(wiring.Component):
         if not isinstance(config, CoreConfig):
             raise TypeError(f"config must be a CoreConfig, not {config!r}")
         if depth is None:
-            depth = default_depth(config.row_bytes)
+            depth = config.fetch_depth or default_depth(config.row_bytes)
         if not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be a positive number of buffer entries, not {depth!r}")
         self._config, self._depth = config, depth

@@ -90,7 +90,8 @@ class FetcherModel:
     memory : bytes-like of ``config.mem_bytes`` bytes (numpy uint8 array, bytes,
         bytearray). It is read when a request transfers, so a caller may change it
         between cycles, as the memory system's write port would.
-    depth : number of buffer entries (default: `default_depth`); must match the
+    depth : number of buffer entries (default: ``config.fetch_depth``, else
+        `default_depth`); must match the
         RTL's ``Fetcher(config, depth=)``.
 
     Use
@@ -114,7 +115,7 @@ class FetcherModel:
         if rb not in (8, 16, 32):
             raise ValueError(f"row_bytes must be 8, 16 or 32, not {rb!r}")
         if depth is None:
-            depth = default_depth(rb)
+            depth = getattr(config, "fetch_depth", None) or default_depth(rb)
         if not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be a positive number of buffer entries, not {depth!r}")
         if len(memory) != config.mem_bytes:

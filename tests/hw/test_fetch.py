@@ -26,7 +26,7 @@ from xdsa.golden.cycle.fetcher import FetcherModel
 from xdsa.golden.encoding import Instruction
 from xdsa.golden.isa import DID, Fault
 from xdsa.golden.storage import pack_program, pc_of, program_bytes, unpack_program
-from xdsa.hw.config import CoreConfig
+from xdsa.hw.config import CoreConfig, get_config
 from xdsa.hw.fetch import Fetcher
 
 END = int(DID.END)
@@ -202,6 +202,19 @@ def test_program(row_bytes, n):
     got = session(items, 0)
     assert got == expected_items(mem, start, ins)
     assert got == [(pc_of(start, k), i.did, i.payload, 0) for k, i in enumerate(ins)]
+
+
+@pytest.mark.parametrize("ready_p", [0.3, 1.0])
+def test_program_on_tiny(ready_p):
+    """`tiny` sets a 2-entry buffer (CoreConfig.fetch_depth), which RTL and model both take."""
+    cfg = get_config("tiny")
+    assert Fetcher(cfg).depth == cfg.fetch_depth == 2
+    rng = random.Random(55)
+    ins = make_program(70, rng)
+    mem = make_memory(cfg, rng, [(0x40, ins)])
+    items = simulate(cfg, mem, {0: dict(start=1, start_addr=0x40)}, seed=3, ready_p=ready_p,
+                     name="fetch_program_tiny")
+    assert session(items, 0) == [(pc_of(0x40, k), i.did, i.payload, 0) for k, i in enumerate(ins)]
 
 
 def test_program_1024():
