@@ -5,7 +5,7 @@
   port; pins ``rx``/``tx`` and the ``busy``/``stopped``/``fault`` indicators. It is
   also the top of the synthesis flow (`hw/synth.py`).
 * `BoardTop`: a `BridgedCore` on a board of `BOARDS` (ULX3S with an ECP5-85F,
-  iCEBreaker with an iCE40 UP5K): the board clock, through a PLL when the chosen
+  iCEBreaker with an iCE40 UP5K, the iCE40-HX8K breakout board): the board clock, through a PLL when the chosen
   frequency differs from it (ECP5 ``EHXPLLL``, iCE40 ``SB_PLL40_PAD``, parameters
   from `ecp5_pll` / `ice40_pll`), a power-on reset held until the PLL has locked
   and some microseconds more (iCE40 block RAMs read 0 for a few microseconds after
@@ -200,6 +200,7 @@ class Board:
     clk_mhz: float
     leds: dict              # indicator -> (resource name, number)
     doc: str = ""
+    pll: bool = True        # the clock pin feeds a PLL (otherwise only the board clock is offered)
 
     def platform_class(self):
         import importlib
@@ -214,6 +215,11 @@ BOARDS = {
     "icebreaker": Board("icebreaker", "amaranth_boards.icebreaker:ICEBreakerPlatform", "ice40", "tiny", 12.0,
                         "clk12", 12.0, {"busy": ("led_g", 0), "fault": ("led_r", 0)},
                         doc="1BitSquared iCEBreaker with an iCE40UP5K-SG48; FT2232H USB-UART (interface B)"),
+    "ice40-hx8k-evn": Board("ice40-hx8k-evn", "amaranth_boards.ice40_hx8k_b_evn:ICE40HX8KBEVNPlatform", "ice40",
+                            "tiny", 12.0, "clk12", 12.0,
+                            {"busy": ("led", 0), "stopped": ("led", 1), "fault": ("led", 2), "heartbeat": ("led", 7)},
+                            doc="Lattice iCE40-HX8K breakout board (ICE40HX8K-B-EVN); FT2232H USB-UART",
+                            pll=False),
 }
 
 
@@ -244,6 +250,9 @@ class BoardTop(Elaboratable):
         freq_mhz = float(freq_mhz or board.freq_mhz)
         divisor = baud_divisor(freq_mhz * 1e6, baud)
         pll = None
+        if freq_mhz != board.clk_mhz and not board.pll:
+            raise PLLError(f"{board.name}: the core clock is the board's {board.clk_mhz:g} MHz clock "
+                           f"(no PLL from its clock pin), not {freq_mhz:g} MHz")
         if freq_mhz != board.clk_mhz:
             pll = (ecp5_pll if board.family == "ecp5" else ice40_pll)(board.clk_mhz, freq_mhz)
             _check_pll_error(pll["fout"], freq_mhz, board.family.upper())

