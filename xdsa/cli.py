@@ -473,7 +473,8 @@ def build_parser():
     y = sub.add_parser("synth", help="synthesise, place and route the core + UART bridge for an FPGA and report "
                        "resources and Fmax")
     y.add_argument("--config", default="tiny", help="tiny, base or large (default: tiny)")
-    y.add_argument("--target", default="ice40-up5k", help="ice40-up5k, ice40-hx8k, ecp5-25k or ecp5-85k (default: ice40-up5k)")
+    y.add_argument("--target", default="ice40-up5k",
+                   help="ice40-up5k, ice40-hx8k, ecp5-25k or ecp5-85k (default: ice40-up5k)")
     y.add_argument("--freq", type=float, default=None, metavar="MHZ",
                    help="requested clock (default: 12 for iCE40, 100 for ECP5); missing it fails")
     y.add_argument("-o", "--output", help="output directory (default: build/CONFIG-TARGET)")
@@ -482,12 +483,15 @@ def build_parser():
                    help="add a per-module resource breakdown (always added when the design does not fit)")
     y.set_defaults(func=cmd_synth)
 
-    o = sub.add_parser("board", help="build a bitstream for a board (ulx3s, icebreaker, ice40-hx8k-evn) with the YoWASP tools")
+    o = sub.add_parser("board",
+                       help="build a bitstream for a board (ulx3s, icebreaker, ice40-hx8k-evn) with the YoWASP tools")
     o.add_argument("board", help="ulx3s, icebreaker or ice40-hx8k-evn")
-    o.add_argument("--config", default=None, help="configuration (default: base on ulx3s, tiny on icebreaker and ice40-hx8k-evn)")
+    o.add_argument("--config", default=None,
+                   help="configuration (default: base on ulx3s, tiny on icebreaker and ice40-hx8k-evn)")
     o.add_argument("-o", "--output", help="build directory (default: build/board-BOARD)")
     o.add_argument("--freq", type=float, default=None, metavar="MHZ",
-                   help="core clock (default: 100 on ulx3s, 12 on the iCE40 boards); a PLL makes it from the board clock")
+                   help="core clock (default: 100 on ulx3s, 12 on the iCE40 boards); "
+                        "a PLL makes it from the board clock")
     o.add_argument("--baud", type=int, default=1_000_000, help="UART baud rate (default: 1000000)")
     o.add_argument("--seed", type=int, default=None, help="nextpnr placement seed (default: nextpnr's)")
     o.set_defaults(func=cmd_board)
