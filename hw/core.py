@@ -155,15 +155,20 @@ class Core(wiring.Component):
         fetch_en = sync_ctrl[_SYNC["sync_en"].lo]
         deposit_en = sync_ctrl[_SYNC["sync_en"].lo + 1]
 
-        # engines by decode id
-        engine_is = {name: dec.engine_is(name) for name in engines}
+        # What the engines are started with, registered when the instruction is decoded:
+        # the decode ROM reads the instruction at the fetcher's output, and these
+        # registers keep it off the paths into the engines' operand captures.
+        engine_is = {name: Signal(name=f"start_{name}") for name in engines}
+        op_ai = Signal()
+        op_code = Signal.like(dec.op_code)
+        as_code = Signal.like(dec.as_code)
+        is_exit = Signal()
         executed = [op for ops in engine_opcodes(cfg).values() for op in ops if op.table is not None]
-        op_key = Cat(dec.op_code, dec.section == Section.AI)
         bad_unit = Signal()
-        with m.Switch(op_key):
+        with m.Switch(Cat(op_code, op_ai)):
             for op in executed:
                 with m.Case(op.op_code | ((1 if op.section == Section.AI else 0) << 14)):
-                    m.d.comb += bad_unit.eq(reserved_unit(table, dec.as_code, op))
+                    m.d.comb += bad_unit.eq(reserved_unit(table, as_code, op))
 
         def retire(m, fault_code, *, stop_reason=None):
             m.d.comb += [self.retire_valid.eq(1), cur_fault.eq(fault_code),
@@ -230,6 +235,9 @@ class Core(wiring.Component):
                     raise_fault(m, Fault.RESERVED_DID)
 
             with m.State("DECODE"):
+                m.d.sync += [op_ai.eq(dec.section == Section.AI), op_code.eq(dec.op_code),
+                             as_code.eq(dec.as_code), is_exit.eq(dec.is_exit)]
+                m.d.sync += [engine_is[name].eq(dec.engine_is(name)) for name in engines]
                 with m.If(dec.fault != 0):
                     raise_fault(m, dec.fault)
                 with m.Elif(fetch_en):
@@ -276,13 +284,13 @@ class Core(wiring.Component):
                     m.next = "ENGINE"
 
             with m.State("ENGINE"):
-                with m.If(dec.is_exit):
+                with m.If(is_exit):
                     m.next = "DEPOSIT"
                 for name, eng in engines.items():
                     with m.Elif(engine_is[name]):
                         cmd = eng.cmd.payload
-                        m.d.comb += [eng.cmd.valid.eq(1), cmd.section_ai.eq(dec.section == Section.AI),
-                                     cmd.op_code.eq(dec.op_code), cmd.as_code.eq(dec.as_code),
+                        m.d.comb += [eng.cmd.valid.eq(1), cmd.section_ai.eq(op_ai),
+                                     cmd.op_code.eq(op_code), cmd.as_code.eq(as_code),
                                      cmd.table.eq(table)]
                         with m.If(eng.cmd.ready):
                             m.next = f"WAIT_{name}"
@@ -316,7 +324,7 @@ class Core(wiring.Component):
                         m.next = "RETIRE"
 
             with m.State("RETIRE"):
-                with m.If(dec.is_exit):
+                with m.If(is_exit):
                     retire(m, 0, stop_reason=StopReason.EXIT)
                     m.next = "STOP"
                 with m.Else():
