@@ -379,7 +379,7 @@ def cmd_synth(args):
         print(msg, file=sys.stderr, flush=True)
     try:
         report = run_flow(config, target, freq_mhz=args.freq, out_dir=args.output, seed=args.seed,
-                          breakdown=args.breakdown, log=progress)
+                          breakdown=args.breakdown, luts=args.luts, log=progress)
     except SynthFailure as e:
         print(format_summary(e.report))
         print(f"xdsa synth: {e}", file=sys.stderr)
@@ -481,6 +481,9 @@ def build_parser():
     y.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default: 1)")
     y.add_argument("--breakdown", action="store_true",
                    help="add a per-module resource breakdown (always added when the design does not fit)")
+    y.add_argument("--luts", choices=["abc9", "abc"], default="abc9",
+                   help="LUT mapping: abc9 (timing-driven, yosys's default) or abc (abc -lut 4: "
+                        "fewer LUTs on ECP5, faster)")
     y.set_defaults(func=cmd_synth)
 
     o = sub.add_parser("board",

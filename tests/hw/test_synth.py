@@ -9,6 +9,7 @@
 
 import json
 
+import pytest
 
 from xdsa import cli
 from xdsa.hw.config import get_config
@@ -156,6 +157,19 @@ def test_tiny_on_ecp5_25k(tmp_path):
     crit = report["critical_paths"][0]
     worst = min(v["achieved_mhz"] for v in fmax.values())
     assert crit["from"] and crit["to"] and crit["delay_ns"] > 1000 / worst * 0.9
+
+
+def test_lut_mapper_choice():
+    """`luts="abc"` maps with abc -lut 4 between synth_ecp5's halves; abc9 is the default."""
+    from xdsa.hw.synth import _yosys_script
+    ecp5, ice40 = TARGETS["ecp5-85k"], TARGETS["ice40-up5k"]
+    assert "abc -lut 4" not in _yosys_script(ecp5, "t.il", "t.json", "s.json")
+    abc = _yosys_script(ecp5, "t.il", "t.json", "s.json", luts="abc")
+    assert "synth_ecp5 -top top -run :map_luts\nabc -lut 4\nclean\nsynth_ecp5 -top top -run map_cells:" in abc
+    assert "-abc9" in _yosys_script(ice40, "t.il", "t.json", "s.json")
+    assert "-abc9" not in _yosys_script(ice40, "t.il", "t.json", "s.json", luts="abc")
+    with pytest.raises(ValueError, match="LUT mapper"):
+        _yosys_script(ecp5, "t.il", "t.json", "s.json", luts="abc8")
 
 
 def test_tiny_on_ice40_hx8k(tmp_path):
