@@ -25,6 +25,9 @@ Microarchitecture
 * **Readers** (`hw.vector_stream.StreamReader`): source 0 on ``rd_a``, source 1
   on ``rd_b``; MEDIAN's source 2 shares ``rd_b`` with source 1 (round-robin, a
   request holds its port until it transfers), so MEDIAN runs at half rate.
+  Sources 1 and 2 share one realignment shifter: MEDIAN's source 2 enters S0 one
+  cycle after sources 0 and 1 (`hw.vector_pipe.BeatPipe` ``c_due``), when the
+  ALU's first MEDIAN cycle does not need it.
 * **Beat pipeline** (`hw.vector_pipe.BeatPipe`): a beat is N / L elements, L the
   widest unit of the instruction (N = 8 W): unpack (S0), ALU (S1, `hw.vector_alu`,
   with the multiplier array `hw.vector_mul`), convert/pack (S2,
@@ -65,7 +68,7 @@ from .vector_alu import beat_config_layout
 from .vector_ops import OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
 from .vector_reduce import Reducer
-from .vector_stream import StreamReader, StreamWriter
+from .vector_stream import StreamReader, StreamWriter, funnel
 
 __all__ = ["OPCODES", "VectorEngine", "refuses"]
 
@@ -288,7 +291,9 @@ class VectorEngine(wiring.Component):
         m.d.comb += src4.eq(props.src_mask)
 
         # --- datapath units -----------------------------------------------------------------------------------
-        readers = [StreamReader(R, NB, abits) for _ in range(3)]
+        # sources 1 and 2 share one realignment shifter (MEDIAN, the only user of source 2,
+        # captures it one cycle after sources 0 and 1: `BeatPipe.c_due`)
+        readers = [StreamReader(R, NB, abits, realign=s == 0) for s in range(3)]
         for i, r in enumerate(readers):
             m.submodules[f"rd{i}"] = r
         m.submodules.wrt = wrt = StreamWriter(R, NB, abits)
@@ -304,7 +309,7 @@ class VectorEngine(wiring.Component):
         with m.Switch(kind):
             with m.Case(Kind.MUL):
                 m.d.comb += [pass2.eq((bsel[S0] == 4) & (bsel[S1] == 4)), occ.eq(1 + pass2)]
-            with m.Case(Kind.ASL):
+            with m.Case(Kind.ASL, Kind.LSL, Kind.ROR):                  # products by 2**t
                 m.d.comb += [pass2.eq(lsel == 4), occ.eq(1 + pass2)]
             with m.Case(Kind.POW):
                 m.d.comb += [pass2.eq(lsel == 4),
@@ -497,13 +502,19 @@ class VectorEngine(wiring.Component):
         load = Signal()
         m.d.comb += load.eq(run & (eleft != 0) & have & pipe.s0_free)
         dnib = Mux(full, beat_nib[D], dleft)
+        c_due = pipe.c_due
+        win12 = funnel(m, Mux(c_due, readers[2].rows, readers[1].rows),
+                       Mux(c_due, readers[2].offset, readers[1].offset), 8 * R, 4, "win12")
+        need_c = Signal.like(readers[2].take)      # source 2's nibbles of the beat in S0
         m.d.comb += [pipe.load.eq(load), pipe.load_dnib.eq(dnib),
-                     pipe.win0.eq(readers[0].window), pipe.win1.eq(readers[1].window),
-                     pipe.win2.eq(readers[2].window)]
+                     pipe.win0.eq(readers[0].window), pipe.win1.eq(win12)]
         with m.If(load):
-            m.d.sync += [eleft.eq(Mux(full, eleft - beat_e, 0)), dleft.eq(dleft - dnib)]
-            for s in range(3):
+            m.d.sync += [eleft.eq(Mux(full, eleft - beat_e, 0)), dleft.eq(dleft - dnib),
+                         need_c.eq(need[2])]
+            for s in range(2):
                 m.d.comb += readers[s].take.eq(Mux(props.src_mask[s], need[s], 0))
+        with m.If(c_due):
+            m.d.comb += readers[2].take.eq(need_c)
 
         # --- reducer --------------------------------------------------------------------------------------------
         m.d.comb += [

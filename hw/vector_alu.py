@@ -13,11 +13,12 @@ to the destination unit, in one of two forms that `Converter` understands:
 
 Shared resources: one exact adder A1 (ADD, SUB, ABS, the comparisons of MAX ..
 CMP, THRES, CLIP, MEDIAN, the rounding add of ASR), one subtractor A2 (CLIP's
-second bound, MEDIAN's min(hi, c), ROR's width - k, ASR's s - 1; A2 feeds A1,
-never the reverse), one left
-and one right barrel shifter (masks by lane width; LSL/ROR results are then cut
-to source 0's width), two lane negators (magnitudes), the multiplier array, and
-three state words for the iterative kinds.
+second bound, MEDIAN's min(hi, c), ASR's s - 1, the amounts that make 2**s for
+the left shifts; A2 feeds A1, never the reverse), one right barrel shifter (masks
+by lane width), two lane negators (magnitudes), the multiplier array, and three
+state words for the iterative kinds. Left shifts are products: LSL and ASL
+multiply by 2**s, ROR by 2**(w - k) (the low w bits of the product are x << (w - k),
+the next w bits x >> k); 2**t is the lane MSB shifted right by L - 1 - t.
 
 The pipeline presents a beat for ``occ`` cycles (``it`` = 0 .. occ-1) and takes
 the result in the last one; ``step`` is high in every earlier cycle and lets the
@@ -35,11 +36,12 @@ MEDIAN     lo/hi of a, b; then max(lo, min(hi, c)) (two adders)             2
 ABS/SIGN   negate where negative / constants                               1
 IDENT      ROUND, CEIL, FLOOR, DATA_CONVERT, SXT, UXT: the value itself    1
 LOGIC      bitwise on bytes                                                1
-LSL/LSR    six-stage per-lane barrel shifter on source 0's bit pattern     1
-ROR        both barrel shifters (by k and by width - k)                    1
+LSR        six-stage per-lane barrel shifter on source 0's bit pattern     1
+LSL        x * 2**s on the multiplier array (2**s from the right shifter)  1; 2 for L = 64
+ROR        x * 2**(w - k): its low w bits OR the next w bits                1; 2 for L = 64
 ASR/NSR    right shifter (sign fill) by s-1, then the rounding add         1
 MUL        multiplier array (`hw.vector_mul`) on magnitudes                1; 2 for 64 x 64 bits
-ASL        x * 2**s on the multiplier array (2**s from the left shifter)   1; 2 for L = 64
+ASL        x * 2**s on the multiplier array (2**s from the right shifter)  1; 2 for L = 64
 DIV/MOD    radix-2 restoring division of magnitudes, one 64-bit lane       N / 64 * L
            group at a time (N / 64 groups, L cycles each)
 POW        right-to-left square and multiply over the bits of y, both      1 + 2 * bits(y) * passes
@@ -47,7 +49,7 @@ POW        right-to-left square and multiply over the bits of y, both      1 + 2
 =========  ==============================================================  =====================
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -150,8 +152,7 @@ class VectorAlu(wiring.Component):
         sub1 = Signal(name="a1_sub")
         # --- adder A2 ------------------------------------------------------------------------------------
         x2, x2s, y2, y2s = (Signal(n, name=f"a2_{nm}") for nm in ("x", "xs", "y", "ys"))
-        # --- barrel shifters -------------------------------------------------------------------------------
-        xl, al = Signal(n, name="shl_x"), Signal(n, name="shl_amt")
+        # --- barrel shifter ---------------------------------------------------------------------------------
         xr, ar, fr = Signal(n, name="shr_x"), Signal(n, name="shr_amt"), Signal(n, name="shr_fill")
 
         r1_low, r1_neg, r1_fit = ln.add(x1, x1s, Mux(sub1, ~y1, y1), Mux(sub1, ~y1s & H, y1s), Mux(sub1, LO, 0),
@@ -160,17 +161,15 @@ class VectorAlu(wiring.Component):
         r2_low, r2_neg, _ = ln.add(x2, x2s, ~y2, ~y2s & H, LO, "a2")
         lt2 = ln.lane_flag(r2_neg, "lt2")              # x2 < y2
 
-        left = ln.shift(xl, al, lambda L, j: (((1 << L) - 1) & ~((1 << (1 << j)) - 1)) if (1 << j) < L else 0,
-                        left=True, name="shl")
         right = ln.shift(xr, ar, lambda L, j: ((1 << (L - (1 << j))) - 1) if (1 << j) < L else 0,
                          left=False, fill=fr, name="shr")
         wmask = ln.const(lambda L, w: None if bits(w) > L else (1 << bits(w)) - 1, "wmask", keys=WS)
         wtop = ln.const(lambda L, w: None if bits(w) > L else 1 << (bits(w) - 1), "wtop", keys=WS)
         bigm = ln.const(lambda L, w: None if bits(w) > L else
                         ((1 << L) - 1) & ~((1 << (bits(w).bit_length() - 1)) - 1), "bigm", keys=WS)
-        bigl = ln.lane_any(al & bigm, "bigl")         # left amount >= field width
+        bigl = ln.lane_any(b & bigm, "bigl")          # LSL, ASL: s >= field width
         bigr = ln.lane_any(ar & bigm, "bigr")         # right amount >= field width
-        left_w = ln.comb(left & wmask & ~bigl, "left_w")
+        pow2 = ln.comb(right & ~bigl, "pow2")          # LSL, ASL: 2**s (0 for s >= the field width)
 
         # --- magnitudes (MUL, ASL, POW, DIV, MOD) ---------------------------------------------------------
         ma = ln.neg_if(a, asm, "ma")
@@ -183,9 +182,10 @@ class VectorAlu(wiring.Component):
         # MEDIAN, second cycle: mm = min(hi, c) (A2), then max(lo, mm) (A1)
         mm_v = ln.sel(lt2, c, st1, "mm")
         mm_s = ln.sel(lt2, cs, sf1, "mm_s")
-        # ROR: k = s mod w; ASR: s - 1
+        # ROR: k = s mod w, shift amount k - (w + 1 - L) = L - 1 - (w - k); LSL, ASL: L - 1 - s
         kmask = ln.const(lambda L, w: None if bits(w) > L else bits(w) - 1, "kmask", keys=WS)
-        wc = ln.const(lambda L, w: None if bits(w) > L else bits(w), "wc", keys=WS)
+        rorc = ln.const(lambda L, w: None if bits(w) > L else bits(w) + 1 - L, "rorc", keys=WS)
+        lm1 = ln.const(lambda L: L - 1, "lm1")
         k = ln.comb(b & kmask, "ror_k")
         # ASR: the value shifted by s - 1, then once more with the rounding bit added
         bnz = ln.lane_any(b, "b_nz")                   # b != 0 (ASR: s == 0, DIV: divisor 0)
@@ -197,7 +197,7 @@ class VectorAlu(wiring.Component):
         # operand routing
         m.d.comb += [x1.eq(a), x1s.eq(as_), y1.eq(b), y1s.eq(bs), sub1.eq(1),
                      x2.eq(0), x2s.eq(0), y2.eq(0), y2s.eq(0),
-                     xl.eq(a), al.eq(b), xr.eq(a), ar.eq(b), fr.eq(0)]
+                     xr.eq(a), ar.eq(b), fr.eq(0)]
         with m.Switch(kind):
             with m.Case(Kind.ADD):
                 m.d.comb += sub1.eq(0)
@@ -216,12 +216,12 @@ class VectorAlu(wiring.Component):
                     m.d.comb += [x2.eq(c), x2s.eq(cs), y2.eq(st1), y2s.eq(sf1),   # c < hi
                                  x1.eq(st0), x1s.eq(sf0), y1.eq(mm_v), y1s.eq(mm_s)]   # lo < mm
             with m.Case(Kind.ROR):
-                m.d.comb += [x2.eq(wc), y2.eq(k), al.eq(r2_low), ar.eq(k)]       # left by w - k
+                m.d.comb += [x2.eq(k), y2.eq(rorc), xr.eq(H), ar.eq(r2_low)]       # 2**(w - k)
             with m.Case(Kind.ASR):
                 m.d.comb += [x2.eq(b), y2.eq(LO), ar.eq(r2_low), fr.eq(asm),     # right by s - 1
                              x1.eq(ysh), x1s.eq(as_), y1.eq(rb), y1s.eq(0), sub1.eq(0)]
-            with m.Case(Kind.ASL):
-                m.d.comb += xl.eq(LO)                                              # 2**s
+            with m.Case(Kind.LSL, Kind.ASL):
+                m.d.comb += [x2.eq(lm1), y2.eq(b), xr.eq(H), ar.eq(r2_low)]       # 2**s
 
         with m.Switch(kind):
             with m.Case(Kind.ADD, Kind.SUB, Kind.ABS):
@@ -297,13 +297,21 @@ class VectorAlu(wiring.Component):
             with m.Case(Kind.LSL, Kind.LSR, Kind.ROR):
                 # source 0's bit pattern (zero-extended), read back in its unit
                 pat = Signal(n, name="pattern")
+                m.d.comb += [mul.x.eq(a), mul.y.eq(Mux(kind == Kind.ROR, right, pow2)),
+                             mul.pass_.eq(cfg.pass2 & ~first), mul.acc_load.eq(self.step & first)]
                 with m.Switch(kind):
                     with m.Case(Kind.LSL):
-                        m.d.comb += pat.eq(left_w)
+                        m.d.comb += pat.eq(mul.pl & wmask)
                     with m.Case(Kind.LSR):
                         m.d.comb += pat.eq(right & ~bigr)
                     with m.Default():
-                        m.d.comb += pat.eq(right | left_w)
+                        # the product's bits [w, 2w): in the high half when w = L
+                        ror_hi = ln.per_lane("ror_hi", lambda L, w: None if bits(w) > L else mul.ph
+                                             if bits(w) == L else Cat(Cat(mul.pl[j * L + bits(w):(j + 1) * L],
+                                                                          Const(0, bits(w)))
+                                                                      for j in range(n // L)), keys=WS)
+                        kz = ln.comb(~ln.lane_any(k, "ror_knz"), "ror_kz")    # k = 0: 2**w may not fit
+                        m.d.comb += pat.eq((a & kz) | ((mul.pl | ror_hi) & wmask & ~kz))
                 # lanes whose pattern bit w - 1 is set (one OR tree, not a bit multiplexer per width pair)
                 msb = ln.lane_any(pat & wtop, "pmsb")
                 sm = ln.comb(Mux(cfg.rsg, msb, 0), "psm")
@@ -323,10 +331,10 @@ class VectorAlu(wiring.Component):
                 result(mul.pl, asm ^ bsm, h=mul.ph)
 
             with m.Case(Kind.ASL):
-                # x * 2**s (2**s from the left shifter); s >= L leaves no low bits
+                # x * 2**s; s >= L leaves no low bits
                 eql = ~ln.lane_any(b ^ ln.const(lambda L: L, "asl_L"), "asl_eqL")
                 xnz = ln.lane_any(ma, "asl_xnz")
-                m.d.comb += [mul.x.eq(ma), mul.y.eq(left_w), mul.pass_.eq(cfg.pass2 & ~first),
+                m.d.comb += [mul.x.eq(ma), mul.y.eq(pow2), mul.pass_.eq(cfg.pass2 & ~first),
                              mul.acc_load.eq(self.step & first)]
                 one = ln.comb(eql & ma_is1, "asl_one")
                 ph_big = ln.comb(xnz & ((LO & one) | ((LO << 1)[:n] & ~one)), "asl_phb")

@@ -8,8 +8,12 @@ the datapath width, not the element width, sets the throughput.
 Stages (each a register with a valid bit; a stage advances when the next one is
 empty or advancing in the same cycle):
 
-* **S0 (unpack)**: `load` captures the readers' windows, unpacked into lanes of L
-  bits (sign- or zero-extended per source unit; `hw.vector_swar` sign words).
+* **S0 (unpack)**: `load` captures the windows of sources 0 and 1, unpacked into
+  lanes of L bits (sign- or zero-extended per source unit; `hw.vector_swar` sign
+  words). MEDIAN's source 2 comes through the source-1 window one cycle later:
+  ``c_due`` is high in the first ALU cycle of a MEDIAN beat (which uses only
+  sources 0 and 1), the caller then shows source 2 on ``win1`` and it is captured
+  at the end of that cycle. One unpacker serves sources 1 and 2.
 * **S1 (ALU)**: `hw.vector_alu` computes from the S0 register for ``occ`` cycles
   (1 for every single-cycle kind) and its result is captured at the end of the
   last one, freeing S0.
@@ -26,6 +30,7 @@ from amaranth.lib.wiring import In, Out
 
 from .vector_alu import VectorAlu, beat_config_layout
 from .vector_convert import Converter
+from .vector_ops import Kind
 from .vector_swar import Lanes
 
 __all__ = ["BeatPipe"]
@@ -37,8 +42,9 @@ class BeatPipe(wiring.Component):
         cnt_w = n // 4 + 1
         super().__init__({
             "cfg": In(beat_config_layout()),
-            "win0": In(n), "win1": In(n), "win2": In(n),
+            "win0": In(n), "win1": In(n),        # win1: source 2 while c_due
             "load": In(1),
+            "c_due": Out(1),
             "load_dnib": In(range(cnt_w)),       # destination nibbles of the beat
             "s0_free": Out(1),
             "out_valid": Out(1),
@@ -71,11 +77,13 @@ class BeatPipe(wiring.Component):
             s = ln.comb(v & ln.H & sg.replicate(n), tag + "_s")
             return v, s
 
-        srcs = [unpack(self.win0, cfg.b0, cfg.sg0, "u0"), unpack(self.win1, cfg.b1, cfg.sg1, "u1"),
-                unpack(self.win2, cfg.b2, cfg.sg2, "u2")]
-        regs = [Signal(n, name=nm) for nm in ("a", "as_", "b", "bs", "c", "cs")]
         v0, v1, v2 = Signal(), Signal(), Signal()
         it = Signal(9)
+        c_due = Signal()
+        m.d.comb += c_due.eq(v0 & (it == 0) & (cfg.kind == Kind.MEDIAN))
+        src0 = unpack(self.win0, cfg.b0, cfg.sg0, "u0")
+        src12 = unpack(self.win1, Mux(c_due, cfg.b2, cfg.b1), Mux(c_due, cfg.sg2, cfg.sg1), "u1")
+        regs = [Signal(n, name=nm) for nm in ("a", "as_", "b", "bs", "c", "cs")]
         d0 = Signal.like(self.load_dnib, name="dnib0")
         d1 = Signal.like(self.load_dnib, name="dnib1")
 
@@ -101,16 +109,18 @@ class BeatPipe(wiring.Component):
         step = v0 & ~last_it
         m.d.comb += [
             alu.step.eq(step),
-            self.s0_free.eq(~v0 | fin),
+            self.s0_free.eq(~v0 | fin), self.c_due.eq(c_due),
             self.out_valid.eq(v2), self.out_data.eq(o_data), self.out_cnt.eq(o_cnt),
             self.v0.eq(v0), self.v1.eq(v1), self.v2.eq(v2), self.it.eq(it),
         ]
         with m.If(self.load):
             m.d.sync += [v0.eq(1), d0.eq(self.load_dnib)]
-            for r, val in zip(regs, [x for pair in srcs for x in pair]):
+            for r, val in zip(regs[:4], src0 + src12):
                 m.d.sync += r.eq(val)
         with m.Elif(fin):
             m.d.sync += v0.eq(0)
+        with m.If(c_due):
+            m.d.sync += [regs[4].eq(src12[0]), regs[5].eq(src12[1])]
         with m.If(fin):
             m.d.sync += [it.eq(0), v1.eq(1), d1.eq(d0),
                          r_low.eq(alu.low), r_hi.eq(alu.hi), r_neg.eq(alu.neg), r_fit.eq(alu.fit)]

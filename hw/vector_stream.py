@@ -12,7 +12,10 @@ the consumer is in, and keeps them in a 4-row buffer indexed by ``row mod 4``
 without rotation in slot ``row mod 4``). The consumer sees a ``2R``-nibble *window* that starts at its
 current position (its two rows funnel-shifted by the nibble offset) and ``avail``,
 the nibbles of the run from there on that have arrived; it advances by ``take``
-nibbles (at most one row per cycle). A response is
+nibbles (at most one row per cycle). With ``realign=False`` the reader has no
+funnel shifter of its own: it offers the two rows and the nibble offset (``rows``,
+``offset``) and the consumer realigns them with `funnel` (the engine shares one
+shifter between sources 1 and 2). A response is
 written into the buffer at the end of the cycle it arrives in, so data requested
 in cycle t is visible to the consumer in cycle t + 2. One row request per cycle
 sustains one full window per cycle at any alignment. `start` begins a new run
@@ -35,7 +38,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-__all__ = ["StreamReader", "StreamWriter"]
+__all__ = ["StreamReader", "StreamWriter", "funnel"]
 
 
 def funnel(m, x, amount, out_bits, unit, name):
@@ -54,12 +57,15 @@ class StreamReader(wiring.Component):
     """One realigning operand reader (see the module docstring).
 
     `nib_bits`: width of nibble addresses and counts; `row_addr_bits`: width of
-    row indices."""
+    row indices; `realign`: build the funnel shifter and offer ``window`` (else the
+    consumer realigns ``rows`` by ``offset`` with `funnel`)."""
 
-    def __init__(self, row_bytes, nib_bits, row_addr_bits):
+    def __init__(self, row_bytes, nib_bits, row_addr_bits, *, realign=True):
         self.R = row_bytes
         self.nib_bits = nib_bits
         self.ra_bits = row_addr_bits
+        self.realign = realign
+        window = {"window": Out(8 * row_bytes)} if realign else {}
         super().__init__({
             "start": In(1),
             "start_nib": In(nib_bits),           # first nibble of the run
@@ -69,7 +75,9 @@ class StreamReader(wiring.Component):
             "req_ready": In(1),                  # the request transfers this cycle
             "rsp_valid": In(1),                  # this cycle's response is ours
             "rsp_data": In(8 * row_bytes),
-            "window": Out(8 * row_bytes),
+            "rows": Out(16 * row_bytes),         # the consumer's row and the next one
+            "offset": Out(exact_log2(2 * row_bytes)),   # the consumer's nibble within its row
+            **window,
             "avail": Out(nib_bits),              # nibbles available at the window
             "take": In(nib_bits),                # nibbles consumed this cycle
             "left": Out(nib_bits),               # nibbles of the run not yet consumed
@@ -115,7 +123,9 @@ class StreamReader(wiring.Component):
             for i in range(4):
                 with m.Case(i):
                     m.d.comb += [cur.eq(buf[i]), nxt.eq(buf[(i + 1) % 4])]
-        m.d.comb += self.window.eq(funnel(m, Cat(cur, nxt), pos[:lrn], 8 * R, 4, "win"))
+        m.d.comb += [self.rows.eq(Cat(cur, nxt)), self.offset.eq(pos[:lrn])]
+        if self.realign:
+            m.d.comb += self.window.eq(funnel(m, self.rows, self.offset, 8 * R, 4, "win"))
 
         recv_end = Signal(nb + 1)
         m.d.comb += recv_end.eq(rrow << lrn)

@@ -25,9 +25,11 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   after it arrives. Port A serves source 0, port B sources 1 and 2 (a request
   holds the port until granted; otherwise source 2 is preferred after a source-1
   grant and vice versa).
-* **beat issue**: when every source has the beat's nibbles and S0 is free.
-* **S0 -> S1**: the ALU holds a beat for ``occ`` cycles (1; MEDIAN 2; MUL/ASL 2
-  for 64-bit products; DIV/MOD L per 64-bit
+* **beat issue**: when every source has the beat's nibbles and S0 is free; sources
+  0 and 1 are consumed then, MEDIAN's source 2 in the beat's first ALU cycle (the
+  engine shares one realignment shifter between sources 1 and 2).
+* **S0 -> S1**: the ALU holds a beat for ``occ`` cycles (1; MEDIAN 2; MUL 2 for
+  64 x 64-bit products, ASL/LSL/ROR 2 for 64-bit lanes; DIV/MOD L per 64-bit
   lane group, W / 8 groups; POW 1 + 2 * bits(y) * passes) and finishes when S1
   is free or advancing; S1 -> S2 when S2 is free or advancing; S2 -> writer when
   the writer's request register is free or being freed.
@@ -38,7 +40,7 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
 
 from dataclasses import dataclass, fields
 
-from ..isa import DataUnit, Fault, by_mnemonic
+from ..isa import DataUnit, Fault
 
 __all__ = ["VectorModel", "VectorOutputs", "plan", "SIGNALS"]
 
@@ -101,7 +103,7 @@ def plan(mnemonic, f, groups=1):
     occ = 1
     if mnemonic == "mul" and units[S0].bits == 64 and units[S1].bits == 64:
         occ = 2
-    elif mnemonic == "asl" and L == 64:
+    elif mnemonic in ("asl", "lsl", "ror") and L == 64:
         occ = 2
     elif mnemonic == "pow":
         occ = 1 + 2 * units[S1].bits * (2 if L == 64 else 1)
@@ -242,6 +244,7 @@ class VectorModel:
         self.v0 = self.v1 = self.v2 = False
         self.it = 0
         self.d0 = self.d1 = self.o_cnt = 0
+        self.need_c = 0
         self.tail_row = 0
         self.pending_cmd = None
 
@@ -329,8 +332,11 @@ class VectorModel:
         fin = self.v0 and last_it and (not self.v1 or adv1)
         step = self.v0 and not last_it
         s0_free = not self.v0 or fin
+        c_due = self.v0 and self.it == 0 and S2 in p.sources
 
         load, takes, dnib = False, [0, 0, 0], 0
+        if c_due:
+            takes[S2] = self.need_c
         if run and self.eleft:
             e, nib = self._beat()
             full = self.eleft >= e
@@ -339,7 +345,10 @@ class VectorModel:
             if have and s0_free:
                 load = True
                 for s in p.sources:
-                    takes[s] = need[s]
+                    if s == S2:
+                        self.need_c = need[s]
+                    else:
+                        takes[s] = need[s]
                 dnib = nib[D] if full else self.dleft
                 self.eleft = self.eleft - e if full else 0
                 self.dleft -= dnib
