@@ -69,7 +69,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from xdsa.golden.cycle.fetcher import default_depth
+from xdsa.golden.cycle.fetcher import configured_depth
 from xdsa.golden.isa import DID, Fault, GROUP_BYTES, GROUP_SIZE, DID_PACK_BYTES, PAYLOAD_BYTES
 
 from .bus import FetchItem, ReadPort, row_addr_bits
@@ -85,9 +85,9 @@ class Fetcher(wiring.Component):
     ----------
     config : CoreConfig
     depth : int
-        Buffer entries (default `config.fetch_depth`, else `default_depth(config.row_bytes)`); each holds one
-        payload row of the storage format (two instructions with 32-byte rows, one
-        otherwise).
+        Buffer entries (default `configured_depth(config)`: ``config.fetch_depth``,
+        else 4 with 32-byte rows and 3 otherwise); each holds one payload row of the
+        storage format (two instructions with 32-byte rows, one otherwise).
 
     Ports
     -----
@@ -104,7 +104,7 @@ class Fetcher(wiring.Component):
         if not isinstance(config, CoreConfig):
             raise TypeError(f"config must be a CoreConfig, not {config!r}")
         if depth is None:
-            depth = config.fetch_depth or default_depth(config.row_bytes)
+            depth = configured_depth(config)
         if not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be a positive number of buffer entries, not {depth!r}")
         self._config, self._depth = config, depth

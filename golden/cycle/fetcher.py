@@ -45,7 +45,7 @@ from dataclasses import dataclass, fields
 
 from ..isa import DID, Fault, GROUP_BYTES, GROUP_SIZE, DID_PACK_BYTES, PAYLOAD_BYTES
 
-__all__ = ["FetcherModel", "FetcherOutputs", "default_depth"]
+__all__ = ["FetcherModel", "FetcherOutputs", "default_depth", "configured_depth"]
 
 M64 = (1 << 64) - 1
 M128 = (1 << 128) - 1
@@ -58,6 +58,12 @@ def default_depth(row_bytes: int) -> int:
     that rate while the arbiter withholds about one grant in five. Narrower rows are
     limited by the memory bandwidth, which more entries do not raise."""
     return 4 if row_bytes == 32 else 3
+
+
+def configured_depth(config) -> int:
+    """The buffer entries of `config`'s fetcher: its ``fetch_depth`` if set (a
+    `CoreConfig` field), else `default_depth` of its row width."""
+    return getattr(config, "fetch_depth", None) or default_depth(config.row_bytes)
 
 
 def _row_addr_bits(rows):
@@ -90,9 +96,8 @@ class FetcherModel:
     memory : bytes-like of ``config.mem_bytes`` bytes (numpy uint8 array, bytes,
         bytearray). It is read when a request transfers, so a caller may change it
         between cycles, as the memory system's write port would.
-    depth : number of buffer entries (default: ``config.fetch_depth``, else
-        `default_depth`); must match the
-        RTL's ``Fetcher(config, depth=)``.
+    depth : number of buffer entries (default: `configured_depth`); must match
+        the RTL's ``Fetcher(config, depth=)``.
 
     Use
     ---
@@ -115,7 +120,7 @@ class FetcherModel:
         if rb not in (8, 16, 32):
             raise ValueError(f"row_bytes must be 8, 16 or 32, not {rb!r}")
         if depth is None:
-            depth = getattr(config, "fetch_depth", None) or default_depth(rb)
+            depth = configured_depth(config)
         if not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be a positive number of buffer entries, not {depth!r}")
         if len(memory) != config.mem_bytes:
