@@ -136,9 +136,13 @@ def _run(cmd, log_path, what, log, env):
 LUT_MAPPERS = ("abc9", "abc")
 
 
-def _yosys_script(target, top_il, json_out, stat_out, *, noflatten=False, luts="abc9"):
+def _check_luts(luts):
     if luts not in LUT_MAPPERS:
         raise ValueError(f"LUT mapper must be one of {', '.join(LUT_MAPPERS)}, not {luts!r}")
+
+
+def _yosys_script(target, top_il, json_out, stat_out, *, noflatten=False, luts="abc9"):
+    _check_luts(luts)
     synth = "synth_ice40 -dsp" if target.family == "ice40" else "synth_ecp5"
     if target.family == "ice40" and not noflatten and luts == "abc9":
         # abc9 with the UP5K's timing model: about 2 % fewer LUT4s than abc for `tiny`
@@ -310,8 +314,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     tools = ("YOSYS", "NEXTPNR_ICE40") if target.family == "ice40" else ("YOSYS", "NEXTPNR_ECP5")
     env = yowasp_env(tools)
     times = {}
-    if luts not in LUT_MAPPERS:
-        raise ValueError(f"LUT mapper must be one of {', '.join(LUT_MAPPERS)}, not {luts!r}")
+    _check_luts(luts)                           # before the (long) elaboration
     report = {"config": config.name, "target": target.name, "device": target.device,
               "top": "core + UART bridge; pins clk, rx, tx", "requested_mhz": freq, "luts_mapper": luts,
               "out_dir": out_dir}
