@@ -19,6 +19,8 @@ class CoreConfig:
     domains: tuple = ()            # DIDs that have a domain stream port
     key_timeout: int = 1 << 16     # cycles a key wait may last before KEY_TIMEOUT
     datamove_lanes: int = None     # bytes per cycle of the data-move fast path (None: row_bytes)
+    datamove: str = "stream"       # data-move engine: "stream" (hw/datamove.py) or "micro"
+                                   # (hw/datamove_micro.py: micro-coded, least logic, lanes = 1)
     vector_bytes: int = 0          # vector datapath width W in bytes (0: no vector engine)
     array_n: int = 0               # systolic array size N (0: no matrix unit)
     fetch_depth: int = None        # fetcher buffer entries (None: default_depth(row_bytes))
@@ -36,6 +38,11 @@ class CoreConfig:
                 raise ValueError(f"domain port DID {d:#x} is not a STANDARD non-Unity or CUSTOM DID")
         if self.fetch_depth is not None and (not isinstance(self.fetch_depth, int) or self.fetch_depth < 1):
             raise ValueError(f"fetch_depth must be a positive number of buffer entries, not {self.fetch_depth!r}")
+        if self.datamove not in ("stream", "micro"):
+            raise ValueError(f"datamove must be 'stream' or 'micro', not {self.datamove!r}")
+        if self.datamove == "micro" and self.lanes != 1:
+            raise ValueError(f"the micro-coded data-move engine moves one byte per cycle: it needs "
+                             f"datamove_lanes = 1, not {self.lanes}")
         if self.key_timeout < 1:
             raise ValueError(f"key_timeout must be at least 1 cycle, not {self.key_timeout!r}")
 
@@ -53,8 +60,10 @@ class CoreConfig:
 
 
 CONFIGS = {
-    "tiny": CoreConfig("tiny", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1, fetch_depth=2,
-                       doc="iCE40 UP5K: byte-serial data move, 8 KiB of data memory, 2-entry fetch buffer"),
+    "tiny": CoreConfig("tiny", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1, datamove="micro",
+                       fetch_depth=1,
+                       doc="iCE40 UP5K: micro-coded byte-serial data move, 8 KiB of data memory, "
+                           "1-entry fetch buffer"),
     "base": CoreConfig("base", mem_bytes=128 << 10, row_bytes=32, domains=(0x80,),
                        vector_bytes=32, array_n=8,
                        doc="ECP5-85F: 128 KiB in 256-bit rows, W = 32 vector datapath, 8 x 8 array"),

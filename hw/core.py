@@ -22,6 +22,7 @@ from xdsa.golden.isa import DID, Fault, Section
 from .bus import RetireRecord, row_addr_bits
 from .capabilities import engine_opcodes
 from .datamove import DataMoveEngine
+from .datamove_micro import DataMoveMicro
 from .decode import Decoder
 from .fetch import Fetcher
 from .fields import reserved_unit
@@ -102,7 +103,7 @@ class Core(wiring.Component):
         m.submodules.loader = loader = OperandLoader(cfg, dec.max_table_bits)
         m.submodules.sync = sync = SyncUnit(cfg, key_timeout=self._key_timeout)
         m.submodules.host = host = HostPort(cfg)
-        m.submodules.dm = dm = DataMoveEngine(cfg)
+        m.submodules.dm = dm = (DataMoveMicro if cfg.datamove == "micro" else DataMoveEngine)(cfg)
         m.submodules.mem = mem = self._memsys
 
         wiring.connect(m, fetch.mem, mem.r_fetch)

@@ -95,10 +95,13 @@ def add_memory(sim, bus, read_ports, wr, ready_fn=None):
     sim.add_process(memory)
 
 
-def run_commands(dut, cfg, read_ports, commands, *, stall=0.3, seed=1, vcd_name=None, max_cycles=200_000):
+def run_commands(dut, cfg, read_ports, commands, *, stall=0.3, seed=1, vcd_name=None, max_cycles=200_000,
+                 traces=None):
     """Run `commands` [(mnemonic, AS bits, operand-table bytes, initial memory, name)]
     back to back on engine `dut` (whose read ports are `read_ports`); returns
-    [(fault, final memory, touched bytes, cycles from command to done)]."""
+    [(fault, final memory, touched bytes, cycles from command to done)]. With a list
+    `traces`, a micro-coded engine's micro-PC trace of each command is appended to it
+    (``dut.upc`` in the cycles where ``dut.step`` is high)."""
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     bus = EngineMemory(cfg, random.Random(seed), stall)
@@ -118,8 +121,11 @@ def run_commands(dut, cfg, read_ports, commands, *, stall=0.3, seed=1, vcd_name=
             ctx.set(dut.cmd.valid, 1)
             start = bus.cycle
             taken = False
+            trace = []
             for _ in range(max_cycles):
                 ctx.set(dut.done.ready, not stall or rng.random() >= stall)
+                if traces is not None and ctx.get(dut.step):
+                    trace.append(ctx.get(dut.upc))
                 _, _, c_ready, valid, ready, fault = await ctx.tick().sample(
                     dut.cmd.ready, dut.done.valid, dut.done.ready, dut.done.payload.fault)
                 if c_ready and not taken:
@@ -133,6 +139,8 @@ def run_commands(dut, cfg, read_ports, commands, *, stall=0.3, seed=1, vcd_name=
                 raise AssertionError(f"{name}: no done within {max_cycles} cycles")
             results.append((fault, np.frombuffer(bytes(bus.mem), dtype=np.uint8).copy(),
                             bus.touched.copy(), bus.cycle - start))
+            if traces is not None:
+                traces.append(trace)
             ctx.set(dut.done.ready, 0)
 
     sim.add_testbench(testbench)

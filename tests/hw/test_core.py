@@ -13,7 +13,7 @@ from xdsa.golden.image import Image, Segment, SegmentKind
 from xdsa.golden.isa import Fault, by_mnemonic, DataUnit
 from xdsa.golden.storage import pack_program
 from xdsa.golden.encoding import Instruction
-from xdsa.hw.config import CoreConfig
+from xdsa.hw.config import CoreConfig, get_config
 from xdsa.sim.cosim import cosim
 
 from helpers import engines_config
@@ -203,6 +203,35 @@ def test_narrow_rows_configuration():
               "    data_move.s4 src=0x0800, dst=0x0b00, transfer_mode=transpose, src_trans_size=6, src_width=3, "
               "src_line_stride=2, des_trans_size=6, des_width=2, des_line_stride=1\n    exit\n    end",
               DATA, tables=0x600, datasec=0x800), config=CFG8, expect_status="exit")
+
+
+def test_tiny_configuration():
+    """`tiny` as shipped (micro-coded data move, 1-entry fetch buffer): random data-move
+    programs of every mode, and a faulting one, on the RTL core and the golden model."""
+    cfg = get_config("tiny")
+    rng = random.Random(8)
+    for k in range(3):
+        b = ProgramBuilder(as_bits=rng.choice([16, 32, 64]))
+        b.tables(0x600)
+        b.text(0)
+        for _ in range(3):
+            unit = rng.choice([DataUnit.U8, DataUnit.S16, DataUnit.U4, DataUnit.FP32])
+            n = rng.randrange(1, 24)
+            b.insn("data_move", unit, src=0x800 + rng.randrange(64), dst=0xA00 + rng.randrange(64),
+                   src_trans_size=n, src_line_stride=rng.randrange(0, 48), des_trans_size=n)
+        b.insn("data_move", DataUnit.U16, src=0xBEEF, dst=0xC00 + k, transfer_mode=1,
+               des_trans_size=9, des_width=3, des_line_stride=11)
+        b.insn("data_move", DataUnit.U8, src=0x800, dst=0xD00, transfer_mode=3, src_trans_size=6,
+               src_width=3, src_line_stride=5, des_trans_size=6, des_width=2, des_line_stride=7)
+        b.insn("data_move", DataUnit.U8, src=0x810, dst=0xE00, transfer_mode=2, src_trans_size=4,
+               src_width=2, src_line_stride=3, des_trans_size=16, des_width=4, des_line_stride=6)
+        if k == 2:                                  # overlapping upwards: ILLEGAL_OPERAND, core stops
+            b.insn("data_move", DataUnit.U8, src=0x800, dst=0x804, src_trans_size=8, des_trans_size=8)
+        b.exit()
+        b.end()
+        b.data(0x800)
+        b.bytes(bytes(rng.randrange(256) for _ in range(512)))
+        check(b.build(), config=cfg, expect_fault=Fault.ILLEGAL_OPERAND if k == 2 else 0)
 
 
 def test_verilator_backend_runs_a_program():

