@@ -372,6 +372,9 @@ def build_board(board, config, out_dir, *, freq_mhz=None, baud=DEFAULT_BAUD, see
         f"{' (PLL from %g MHz)' % board.clk_mhz if top.pll else ''}, UART {baud} baud (divisor {top.divisor})")
     t0 = time.monotonic()
     overrides = {"nextpnr_opts": f"--seed {seed}"} if seed is not None else {}
+    if board.family == "ice40":
+        from .synth import ice40_synth_options
+        overrides["synth_opts"] = ice40_synth_options(platform.device)
     plan = platform.build(top, name="top", do_build=False, **overrides)
     out_dir = str(plan.extract(out_dir))
     log(f"elaborated in {time.monotonic() - t0:.0f} s; yosys, nextpnr and the packer run in {out_dir} "

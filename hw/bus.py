@@ -78,13 +78,16 @@ class WritePort(wiring.Signature):
 
 
 def EngineCmd(table_bits: int):
-    """Start an engine: the Unity opcode key and the raw operand table (table bit i is
-    bit i of the operand table in memory, D-TABLE-ORDER)."""
+    """Start an engine: the Unity opcode key, the raw operand table (table bit i is
+    bit i of the operand table in memory, D-TABLE-ORDER) and its byte address (inside
+    the memory: the operand loader has checked it; an engine may read the table's
+    bytes there instead, as the micro-coded data-move engine does)."""
     return data.StructLayout({
         "section_ai": unsigned(1),          # 0: BASE, 1: AI
         "op_code": unsigned(14),
         "as_code": unsigned(2),             # 0/1/2: AS 16/32/64
         "table": unsigned(max(1, table_bits)),
+        "table_addr": unsigned(ADDR_BITS),
     })
 
 

@@ -164,6 +164,7 @@ class Core(wiring.Component):
         op_code = Signal.like(dec.op_code)
         as_code = Signal.like(dec.as_code)
         is_exit = Signal()
+        dec_fault = Signal.like(dec.fault)
         executed = [op for ops in engine_opcodes(cfg).values() for op in ops if op.table is not None]
         bad_unit = Signal()
         with m.Switch(Cat(op_code, op_ai)):
@@ -228,6 +229,9 @@ class Core(wiring.Component):
                     retire(m, 0, stop_reason=StopReason.END)
                     m.next = "STOP"
                 with m.Elif(did == DID.UNITY):
+                    # the decoder's verdict, registered: keeps the decode ROM and the
+                    # reserved-bit checks off the paths through the retire logic
+                    m.d.sync += dec_fault.eq(dec.fault)
                     m.next = "DECODE"
                 with m.Elif((did < 7) | (did >= 0x80)):
                     # a STANDARD or CUSTOM domain without a port (ported ones never get here)
@@ -239,8 +243,8 @@ class Core(wiring.Component):
                 m.d.sync += [op_ai.eq(dec.section == Section.AI), op_code.eq(dec.op_code),
                              as_code.eq(dec.as_code), is_exit.eq(dec.is_exit)]
                 m.d.sync += [engine_is[name].eq(dec.engine_is(name)) for name in engines]
-                with m.If(dec.fault != 0):
-                    raise_fault(m, dec.fault)
+                with m.If(dec_fault != 0):
+                    raise_fault(m, dec_fault)
                 with m.Elif(fetch_en):
                     m.next = "KEYWAIT"
                 with m.Else():
@@ -292,7 +296,7 @@ class Core(wiring.Component):
                         cmd = eng.cmd.payload
                         m.d.comb += [eng.cmd.valid.eq(1), cmd.section_ai.eq(op_ai),
                                      cmd.op_code.eq(op_code), cmd.as_code.eq(as_code),
-                                     cmd.table.eq(table)]
+                                     cmd.table.eq(table), cmd.table_addr.eq(dec.descriptor)]
                         with m.If(eng.cmd.ready):
                             m.next = f"WAIT_{name}"
 

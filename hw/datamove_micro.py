@@ -13,13 +13,17 @@ accumulator machine that runs the microprogram of `xdsa.golden.cycle.dm_ucode`
 * **datapath**: a 64-bit accumulator, one 64-bit adder (add, subtract, load),
   shifts by 1 and 8, the carry flag; the 64 scratch registers are a 64 x 64-bit
   block RAM preloaded with the constants. The operand table is read a byte at a
-  time from the command (held until the engine finishes): no field is captured.
+  time (``TB``) from the data memory at the command's ``table_addr``, which the
+  operand loader has checked: no field is captured and the loader's table register
+  is left unread (synthesis removes it). All table bytes are read before the first
+  write, so a move over its own operand table is harmless.
 * **copier** (``RUN``): moves a run of items from position ``SP`` to ``DP``
   (positions in nibbles). Bytes stream through a 4-entry queue: one read per
   cycle, each response queued, one write per cycle, so a run moves one byte per
   cycle without stalls; reads run at most three bytes ahead of writes, which is
   safe for the only overlap D-OVERLAP allows (contiguous normal, dst <= src).
-  The immediate writes its pattern bytes directly; int4 items are
+  The immediate writes its pattern bytes directly from the scratch register SRC
+  (read during the run, from the run's second cycle on); int4 items are
   read-modify-written one at a time (5 cycles per nibble).
 
 The microprogram model `xdsa.golden.cycle.dm_micro.MicroModel` executes the same
@@ -94,28 +98,25 @@ class DataMoveMicro(wiring.Component):
 
         is_op = {name: i_op == code_ for name, code_ in op.items()}
         reg = Mux(i_a[7], Cat(i_a[:4], ~side, side), i_a[:6])
-        m.d.comb += [s_rd.addr.eq(reg), s_wr.addr.eq(reg), s_wr.data.eq(acc)]
+        s_ok = Signal()                             # s_rd.data is M[reg] (not M[SRC] of a run)
+        m.d.comb += [s_rd.addr.eq(Mux(run, U.REG["SRC"], reg)), s_wr.addr.eq(reg), s_wr.data.eq(acc)]
+        m.d.sync += s_ok.eq(~run)
 
-        # --- the operand table, a byte at a time -----------------------------------------
-        table = self.cmd.payload.table
-        nbytes = (len(table) + 7) // 8
+        # --- the operand table, a byte at a time, read from the data memory --------------
+        # (its address comes with the command, checked by the operand loader; the table is
+        # read before the first write, so a move over its own table is harmless)
         as_code = self.cmd.payload.as_code
-        tb_region = Signal(2)
-        tb_j = Signal(6)
-        tb_byte = Signal(8)
-        idx = Signal(range(nbytes + 64))
-        ok = Signal()
+        tb_base = Signal(PW - 1)                    # the table address, registered when taken
+        tb_addr = Signal(PW - 1)
+        tb_ok = Signal()                            # the byte lies inside its region
+        j = i_a[:6]
         for k, as_bits in enumerate(F.AS_BITS):
             with m.If(as_code == k):
-                with m.Switch(tb_region):
+                with m.Switch(i_a[6:]):
                     for r, (off, n) in enumerate(regions[as_bits]):
                         with m.Case(r):
-                            m.d.comb += [idx.eq(tb_j + off), ok.eq(tb_j < n)]
-        with m.Switch(idx):
-            for j in range(nbytes):
-                with m.Case(j):
-                    m.d.comb += tb_byte.eq(Mux(ok, table.word_select(j, 8) if 8 * j + 8 <= len(table)
-                                               else table[8 * j:], 0))
+                            m.d.comb += [tb_addr.eq(tb_base + off + j), tb_ok.eq(j < n)]
+        tb_ok_q = Signal()
 
         # --- ALU ----------------------------------------------------------------------------
         imm = i_a
@@ -160,9 +161,9 @@ class DataMoveMicro(wiring.Component):
         r_fire = self.rd.req.valid & self.rd.req.ready
         with m.If(run & ~is4):
             with m.If(imm_run):
-                pat = Signal(8)
-                m.d.comb += [tb_region.eq(U.SRC), tb_j.eq(ph), pat.eq(tb_byte)]
-                m.d.comb += [self.wr.req.valid.eq(n_wr != 0), wreq.data.eq(pat.replicate(R))]
+                pat = s_rd.data.word_select(ph, 8)      # the immediate: scratch register SRC
+                # (from the run's second cycle on: the scratch read address became SRC in its first)
+                m.d.comb += [self.wr.req.valid.eq((n_wr != 0) & ~s_ok), wreq.data.eq(pat.replicate(R))]
                 with m.If(w_fire):
                     m.d.sync += [ph.eq(Mux(ph + 1 == unit[:4], 0, ph + 1)), dp.eq(dp + 2), n_wr.eq(n_wr - 1)]
             with m.Else():
@@ -188,8 +189,8 @@ class DataMoveMicro(wiring.Component):
                     with m.If(n_wr == 0):
                         m.d.sync += run.eq(0)
                     with m.Elif(imm_run):
-                        m.d.comb += [tb_region.eq(U.SRC), tb_j.eq(0)]
-                        m.d.sync += [nib.eq(tb_byte[:4]), nstate.eq(2)]
+                        with m.If(~s_ok):
+                            m.d.sync += [nib.eq(s_rd.data[:4]), nstate.eq(2)]
                     with m.Else():
                         m.d.comb += [self.rd.req.valid.eq(1), self.rd.req.payload.eq(row(sp))]
                         with m.If(self.rd.req.ready):
@@ -214,16 +215,19 @@ class DataMoveMicro(wiring.Component):
         with m.FSM(name="ctl"):
             with m.State("IDLE"):
                 m.d.comb += [nxt.eq(0), rom_rd.en.eq(1)]
-                m.d.sync += [upc.eq(0), phase.eq(0)]
+                m.d.sync += [upc.eq(0), phase.eq(0), tb_base.eq(self.cmd.payload.table_addr)]
                 with m.If(self.cmd.valid):
                     m.next = "EXEC"
             with m.State("EXEC"):
                 m.d.comb += rom_rd.en.eq(0)
-                with m.If(~run):                    # (the copier's immediate uses the byte mux)
-                    m.d.comb += [tb_region.eq(i_a[6:]), tb_j.eq(i_a[:6])]
-                with m.If(~phase):
-                    m.d.sync += phase.eq(1)
-                with m.Elif(~run):
+                with m.If(~phase & ~run):
+                    with m.If(is_op["TB"]):         # TB: read the table byte's row
+                        m.d.comb += [self.rd.req.valid.eq(1), self.rd.req.payload.eq(tb_addr[lR:])]
+                        with m.If(self.rd.req.ready):
+                            m.d.sync += [phase.eq(1), rsp_off.eq(Cat(0, tb_addr[:lR])), tb_ok_q.eq(tb_ok)]
+                    with m.Else():
+                        m.d.sync += phase.eq(1)
+                with m.Elif(phase & ~run & s_ok):
                     m.d.comb += [self.step.eq(1), rom_rd.en.eq(1)]
                     m.d.sync += [phase.eq(0), upc.eq(nxt)]
                     with m.Switch(i_op):
@@ -243,7 +247,7 @@ class DataMoveMicro(wiring.Component):
                         with m.Case(op["RCL"]):
                             m.d.sync += [acc.eq(Cat(carry, acc[:63])), carry.eq(acc[63])]
                         with m.Case(op["TB"]):
-                            m.d.sync += acc.eq(Cat(tb_byte, acc[:56]))
+                            m.d.sync += acc.eq(Cat(Mux(tb_ok_q, rsp_byte, 0), acc[:56]))
                         with m.Case(op["UINFO"]):
                             m.d.sync += acc.eq(info)
                         with m.Case(op["SIDE"]):

@@ -36,7 +36,7 @@ from .boards import BridgedCore, DEFAULT_BAUD, run_logged, yowasp_env
 from .config import CoreConfig
 from .uart import baud_divisor
 
-__all__ = ["Target", "TARGETS", "LUT_MAPPERS", "get_target", "SynthTop", "run_flow", "SynthFailure", "analyse",
+__all__ = ["Target", "TARGETS", "LUT_MAPPERS", "get_target", "ice40_synth_options", "SynthTop", "run_flow", "SynthFailure", "analyse",
            "report_markdown", "format_summary", "parse_utilisation", "parse_critical_paths"]
 
 
@@ -141,12 +141,18 @@ def _check_luts(luts):
         raise ValueError(f"LUT mapper must be one of {', '.join(LUT_MAPPERS)}, not {luts!r}")
 
 
+def ice40_synth_options(device):
+    """The ``synth_ice40`` options of the iCE40 flows (`xdsa synth` and the board
+    builds): DSP inference, and abc9 with the device's timing model (about 2 % fewer
+    LUT4s than abc for `tiny`, and the same netlist in both flows)."""
+    return "-dsp -abc9" + (" -device u" if device.upper().startswith("ICE40UP") else "")
+
+
 def _yosys_script(target, top_il, json_out, stat_out, *, noflatten=False, luts="abc9"):
     _check_luts(luts)
     synth = "synth_ice40 -dsp" if target.family == "ice40" else "synth_ecp5"
     if target.family == "ice40" and not noflatten and luts == "abc9":
-        # abc9 with the UP5K's timing model: about 2 % fewer LUT4s than abc for `tiny`
-        synth += " -abc9" + (" -device u" if target.device.startswith("iCE40UP") else "")
+        synth = "synth_ice40 " + ice40_synth_options(target.device)
     if noflatten:
         synth += " -noflatten"
     if target.family == "ecp5" and (noflatten or luts == "abc"):

@@ -92,8 +92,8 @@ class MicroModel:
     def _copy(self, mem, table, as_bits, unit, imm, n, sp, dp):
         is4, size = unit & 16, unit & 15
         for i in range(n):
-            if imm:
-                v = self.tbyte(table, as_bits, U.SRC, 0 if is4 else i % size)
+            if imm:                              # the immediate, from scratch register SRC
+                v = (self.scratch[U.REG["SRC"]] >> (0 if is4 else 8 * (i % size))) & 0xFF
             else:
                 v = int(mem[sp >> 1])
                 if is4:

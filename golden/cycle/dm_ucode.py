@@ -32,7 +32,8 @@ SETU        the copier's unit <- ACC (`unit_info` of the data unit)
 SETP        SP <- ACC (source position in nibbles: 2 * byte address + high)
 SETD        DP <- ACC (destination position in nibbles)
 RUN k       copy ACC items (bytes; nibbles for int4) from SP to DP, k = 0, or
-            write ACC items of the immediate at DP, k = 1; SP/DP advance; the
+            write ACC items of the immediate (the bytes of scratch register SRC,
+            cycling over the element size) at DP, k = 1; SP/DP advance; the
             sequencer waits until the copier is done
 JMP t       jump
 JZ t/JNZ t  jump if ACC == 0 / != 0

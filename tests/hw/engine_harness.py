@@ -96,12 +96,13 @@ def add_memory(sim, bus, read_ports, wr, ready_fn=None):
 
 
 def run_commands(dut, cfg, read_ports, commands, *, stall=0.3, seed=1, vcd_name=None, max_cycles=200_000,
-                 traces=None):
+                 traces=None, table_addr=0):
     """Run `commands` [(mnemonic, AS bits, operand-table bytes, initial memory, name)]
     back to back on engine `dut` (whose read ports are `read_ports`); returns
     [(fault, final memory, touched bytes, cycles from command to done)]. With a list
     `traces`, a micro-coded engine's micro-PC trace of each command is appended to it
-    (``dut.upc`` in the cycles where ``dut.step`` is high)."""
+    (``dut.upc`` in the cycles where ``dut.step`` is high). `table_addr` is the
+    command's table address (where the initial memories hold the table)."""
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     bus = EngineMemory(cfg, random.Random(seed), stall)
@@ -116,6 +117,7 @@ def run_commands(dut, cfg, read_ports, commands, *, stall=0.3, seed=1, vcd_name=
             bus.touched[:] = False
             ctx.set(dut.cmd.payload.table, int.from_bytes(table, "little"))
             ctx.set(dut.cmd.payload.as_code, AS_CODE[as_bits])
+            ctx.set(dut.cmd.payload.table_addr, table_addr)
             ctx.set(dut.cmd.payload.op_code, op.op_code)
             ctx.set(dut.cmd.payload.section_ai, int(op.section == Section.AI))
             ctx.set(dut.cmd.valid, 1)

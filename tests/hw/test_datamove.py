@@ -203,6 +203,9 @@ def directed(mem):
            ((1 << 23) + 2, 0, 2, (1 << 24) - 1), as_bits=64),
         mv("huge_surfaces", "u16", "normal", 0x300 + (1 << 31), 0x300, (6, 255, 3, (1 << 24) - 1, (1 << 24) - 1),
            (6 * 255, 0, 6, 13), as_bits=64),
+        # a move over its own operand table (the table is read before any write)
+        mv("imm_over_own_table", "u8", "immediate", 0xA5, TABLE_AT + 3, (), (40,)),
+        mv("normal_over_own_table", "u32", "normal", 0x301, TABLE_AT - 4, (12,), (12,), as_bits=64),
         # address spaces
         mv("as16_normal", "u16", "normal", 0x301, 0x803, (20, 0, 5, 11), (20,), as_bits=16),
         mv("as64_normal", "u8", "normal", 0x301, 0x803, (33, 0, 11, 15), (33,), as_bits=64),
@@ -306,7 +309,8 @@ def run_rtl(cfg, jobs, *, stall=0.3, seed=1, vcd_name=None, max_cycles=200_000, 
     dut = (DataMoveMicro if cfg.datamove == "micro" else DataMoveEngine)(cfg)
     return run_commands(dut, cfg, [dut.rd], [("data_move", as_bits, tb, before, f"job {i}")
                                              for i, (as_bits, tb, before) in enumerate(jobs)],
-                        stall=stall, seed=seed, vcd_name=vcd_name, max_cycles=max_cycles, traces=traces)
+                        stall=stall, seed=seed, vcd_name=vcd_name, max_cycles=max_cycles, traces=traces,
+                        table_addr=TABLE_AT)
 
 
 N_RANDOM = 25
