@@ -24,7 +24,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-__all__ = ["ReadPort", "WritePort", "row_addr_bits", "EngineCmd", "EngineDone", "engine_members", "RetireRecord",
+__all__ = ["ReadPort", "WritePort", "row_addr_bits", "EngineCmd", "EngineDone", "engine_members",
+           "engine_answer_states", "RetireRecord",
            "FetchItem", "KeyFetch", "KeyDeposit", "KeyHostReq", "KeyHostRsp", "KeyHostOp",
            "FAULT_BITS", "PC_BITS", "ADDR_BITS"]
 
@@ -92,6 +93,19 @@ def EngineCmd(table_bits: int):
 
 
 EngineDone = data.StructLayout({"fault": unsigned(FAULT_BITS)})
+
+
+def engine_answer_states(m, engine, idle="IDLE"):
+    """The two last states of an engine's control FSM (call inside ``with m.FSM()``):
+    FINISH takes the command (``cmd.ready``), DONE offers ``done`` (its payload driven
+    by the engine) until it transfers, then `idle`."""
+    with m.State("FINISH"):
+        m.d.comb += engine.cmd.ready.eq(1)
+        m.next = "DONE"
+    with m.State("DONE"):
+        m.d.comb += engine.done.valid.eq(1)
+        with m.If(engine.done.ready):
+            m.next = idle
 
 
 def engine_members(config, table_bits, read_ports):

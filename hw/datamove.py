@@ -85,7 +85,7 @@ from xdsa.golden import isa
 from xdsa.golden.isa import DataUnit, Fault
 
 from . import fields as F
-from .bus import engine_members
+from .bus import engine_answer_states, engine_members
 
 __all__ = ["OPCODES", "DataMoveEngine"]
 
@@ -766,13 +766,6 @@ class DataMoveEngine(wiring.Component):
                     m.d.comb += w_take.eq(1)
                     m.next = "I_SRC"
 
-            with m.State("FINISH"):
-                m.d.comb += self.cmd.ready.eq(1)
-                m.next = "DONE"
-
-            with m.State("DONE"):
-                m.d.comb += self.done.valid.eq(1)
-                with m.If(self.done.ready):
-                    m.next = "IDLE"
+            engine_answer_states(m, self)
 
         return m

@@ -49,7 +49,7 @@ from xdsa.golden import isa
 from xdsa.golden.cycle import dm_ucode as U
 
 from . import fields as F
-from .bus import engine_members
+from .bus import engine_answer_states, engine_members
 
 __all__ = ["DataMoveMicro"]
 
@@ -280,11 +280,5 @@ class DataMoveMicro(wiring.Component):
                         with m.Case(op["DONE"]):
                             m.d.sync += fault.eq(0)
                             m.next = "FINISH"
-            with m.State("FINISH"):
-                m.d.comb += self.cmd.ready.eq(1)
-                m.next = "DONE"
-            with m.State("DONE"):
-                m.d.comb += self.done.valid.eq(1)
-                with m.If(self.done.ready):
-                    m.next = "IDLE"
+            engine_answer_states(m, self)
         return m

@@ -58,7 +58,7 @@ from xdsa.golden import isa
 from xdsa.golden.isa import DataUnit
 
 from . import fields as F
-from .bus import engine_members
+from .bus import engine_answer_states, engine_members
 from .matrix_agu import ActivationAGU, KIND_PAD, KIND_PARAM, KIND_WEIGHT, WeightLoader
 from .matrix_drain import MatrixDrain
 from .matrix_gather import VectorGather
@@ -313,11 +313,5 @@ class MatrixEngine(wiring.Component):
             with m.State("RUN"):
                 with m.If(finished):
                     m.next = "FINISH"
-            with m.State("FINISH"):
-                m.d.comb += self.cmd.ready.eq(1)
-                m.next = "DONE"
-            with m.State("DONE"):
-                m.d.comb += self.done.valid.eq(1)
-                with m.If(self.done.ready):
-                    m.next = "IDLE"
+            engine_answer_states(m, self)
         return m

@@ -13,10 +13,11 @@ the (held) command before it answers ``done``.
 
 Configurations: row widths 8/16/32 with lanes = row_bytes, lanes = 1 (``lanes1``),
 row_bytes = 32 with lanes = 4, and the micro-coded engine (hw/datamove_micro.py) of
-``tiny`` (``micro``; its micro-PC trace is also compared with the microprogram
-model `xdsa.golden.cycle.dm_micro.MicroModel`, instruction by instruction); per configuration the directed cases (every
-mode, dimensionality, unit class, alignment, overlap, zero-length move and fault,
-AS 16/32/64) and 25 seeded random cases. The cases of one configuration run back
+``tiny`` (``micro``, and ``micro_r32`` with 32-byte rows; its micro-PC trace is
+also compared with the microprogram model `xdsa.golden.cycle.dm_micro.MicroModel`,
+instruction by instruction); per configuration the directed cases (every mode,
+dimensionality, unit class, alignment, overlap, zero-length move and fault, AS
+16/32/64) and 25 seeded random cases. The cases of one configuration run back
 to back in one simulation (pysim elaboration is the expensive part); each case is
 still its own test. The throughput tests count simulated cycles (from
 ``cmd.valid`` to the ``done`` transfer) without memory stalls.
@@ -55,6 +56,7 @@ CONFIGS = {
     "lanes1": CoreConfig("lanes1", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1),
     "r32_lanes4": CoreConfig("r32_lanes4", mem_bytes=4096, row_bytes=32, datamove_lanes=4),
     "micro": CoreConfig("micro", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1, datamove="micro"),
+    "micro_r32": CoreConfig("micro_r32", mem_bytes=4096, row_bytes=32, datamove_lanes=1, datamove="micro"),
 }
 
 
