@@ -6,7 +6,7 @@ decisions D-DATAMOVE, D-OVERLAP, D-SNAPSHOT, D-INT4, D-PRECEDENCE), built as an
 accumulator machine that runs the microprogram of `xdsa.golden.cycle.dm_ucode`
 (see there for the micro-instruction set) and a copier:
 
-* **sequencer**: the microprogram ROM (1024 x 23 bits, block RAM), the
+* **sequencer**: the microprogram ROM (1024 x 16 bits, block RAM), the
   micro-PC and a two-entry return stack. A micro-instruction takes two cycles:
   in the first the ROM word is decoded and its scratch register read, in the
   second it executes and the next word is read.
@@ -78,14 +78,14 @@ class DataMoveMicro(wiring.Component):
         code, words = U.program()
         regions, _ = U.table_regions()
 
-        m.submodules.rom = rom = Memory(shape=23, depth=U.ROM_DEPTH, init=words)
+        m.submodules.rom = rom = Memory(shape=U.WORD_BITS, depth=U.ROM_DEPTH, init=words)
         m.submodules.scratch = scratch = Memory(shape=64, depth=U.N_REGS, init=U.scratch_init(cfg.mem_bytes))
         rom_rd = rom.read_port()
         s_wr = scratch.write_port()
         s_rd = scratch.read_port(transparent_for=())
 
         ins = rom_rd.data
-        i_op, i_a, i_t = ins[:5], ins[5:13], ins[13:23]
+        i_op, i_a, i_t = ins[:5], ins[5:13], ins[5:15]
         upc = self.upc
         stack = [Signal(len(upc), name=f"ret{k}") for k in range(2)]
         acc = Signal(64)

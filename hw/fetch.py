@@ -49,7 +49,7 @@ Microarchitecture (mirrored register for register by the cycle model
 * buffer: ``depth`` entries (default: the configuration's ``fetch_depth``, else
   4 with 32-byte rows and 3 otherwise; `tiny` has 1: the core keeps the
   instruction it executes at the output, and the next one is fetched only when
-  it retires: slower sequencing, for 190 fewer iCE40 logic cells than 2 entries).
+  it retires: slower sequencing, for 250 fewer iCE40 logic cells than 2 entries).
 * output: ``pc``/``slot`` of the next instruction and ``sub``, the instruction
   within the head entry; ``out`` is combinational from these registers and the
   head entry.

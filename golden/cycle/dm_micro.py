@@ -35,7 +35,7 @@ class MicroModel:
         trace = []
         for _ in range(max_steps):
             w = self.rom[pc]
-            op, a, t = U.OPS[w & 31], (w >> 5) & 0xFF, w >> 13
+            op, a, t = U.OPS[w & 31], (w >> 5) & 0xFF, w >> 5
             trace.append(pc)
             pc += 1
             r = (16 + 16 * side + (a & 15)) if a & 0x80 else a & 63

@@ -11,7 +11,8 @@ the microprogram below with exact 64-bit arithmetic, then the microprogram walks
 both sides line by line (or element by element) and starts the copier once per
 run. `xdsa.golden.cycle.dm_micro.MicroModel` executes the same ROM.
 
-Micro-instruction (23 bits): ``op`` [4:0], ``a`` [12:5], ``t`` [22:13].
+Micro-instruction (15 bits, in a 16-bit ROM word): ``op`` [4:0] and an argument
+[14:5]: the jump target ``t`` (10 bits) of JMP .. CALL, ``a`` [12:5] of the others.
 
 ==========  =================================================================
 LD r        ACC <- M[r]
@@ -53,7 +54,7 @@ offsets in every AS; their offsets come from the ISA tables).
 
 from xdsa.golden.isa import DataUnit, Fault, by_mnemonic
 
-__all__ = ["OPS", "Asm", "program", "unit_info", "table_regions", "REG", "N_REGS", "ROM_DEPTH",
+__all__ = ["OPS", "Asm", "program", "WORD_BITS", "unit_info", "table_regions", "REG", "N_REGS", "ROM_DEPTH",
            "scratch_init", "SRC", "DST", "TAIL"]
 
 OPS = ("LD", "LDI", "ST", "ADD", "ADDI", "SUB", "SUBI", "AND", "SHR", "SHL", "RCL", "TB", "UINFO",
@@ -64,6 +65,7 @@ JUMPS = ("JMP", "JZ", "JNZ", "JC", "JNC", "CALL")
 REG_OPS = ("LD", "ST", "ADD", "SUB")
 N_REGS = 64
 ROM_DEPTH = 1024
+WORD_BITS = 16
 SRC, DST, TAIL = range(3)                    # TB regions
 
 _OPC = by_mnemonic("data_move")
@@ -154,9 +156,13 @@ class Asm:
     def assemble(self):
         words = []
         for op, a, t in self.code:
-            tt = self.labels[t] if isinstance(t, str) else (t or 0)
-            assert 0 <= a < 256 and 0 <= tt < ROM_DEPTH, (op, a, t)
-            words.append(OP[op] | (a << 5) | (tt << 13))
+            if op in JUMPS:
+                arg = self.labels[t]
+                assert 0 <= arg < ROM_DEPTH, (op, t)
+            else:
+                arg = a
+                assert 0 <= arg < 256 and t is None, (op, a, t)
+            words.append(OP[op] | (arg << 5))
         assert len(words) <= ROM_DEPTH, len(words)
         return words
 

@@ -41,5 +41,5 @@ def test_microprogram_matches_golden(cfg):
 
 def test_rom_fits():
     code, words = dm_ucode.program()
-    assert len(words) <= dm_ucode.ROM_DEPTH and all(0 <= w < 1 << 23 for w in words)
+    assert len(words) <= dm_ucode.ROM_DEPTH and all(0 <= w < 1 << dm_ucode.WORD_BITS for w in words)
     print(f"\nmicroprogram: {len(words)} of {dm_ucode.ROM_DEPTH} words")
