@@ -147,8 +147,8 @@ class Fetcher(wiring.Component):
         stage = Signal(64) if rb == 8 else None     # first half of a payload (8-byte rows)
         buf_payload = Array(Signal(128 * per, name=f"buf_payload_{i}") for i in range(depth))
         buf_did = Array(Signal(8 * per, name=f"buf_did_{i}") for i in range(depth))
-        wp = Signal(range(depth))
-        rp = Signal(range(depth))
+        wp = Signal(range(max(depth, 2)))           # (1 bit at least: no zero-width signals
+        rp = Signal(range(max(depth, 2)))           # in the Verilog of a 1-entry buffer)
         count = Signal(range(depth + 1))
 
         # --- output -----------------------------------------------------------------
