@@ -74,7 +74,8 @@ def format_retired(r) -> str:
 
 def format_outcome(result) -> str:
     if result.status == "fault":
-        return f"fault {result.fault.name} at pc {result.fault_pc:#x} after {result.retired} instructions: {result.detail}"
+        detail = f": {result.detail}" if result.detail else ""
+        return f"fault {result.fault.name} at pc {result.fault_pc:#x} after {result.retired} instructions{detail}"
     if result.status == "limit":
         return f"stopped after the instruction limit ({result.retired} instructions)"
     return f"{result.status.upper()} after {result.retired} instructions"

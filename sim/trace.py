@@ -83,6 +83,12 @@ class RunOutcome:
     cycles: int = None
     backend: str = ""
     run_seconds: float = None   # wall-clock time of the simulated run itself (no build, load or read-back)
+    detail: str = ""            # why it faulted, when the backend can say (the golden model does)
+
+    @property
+    def retired(self) -> int:
+        """Instructions retired (the faulting one included)."""
+        return len(self.trace)
 
 
 def compare(golden: RunOutcome, rtl: RunOutcome, *, limit=10):

@@ -43,3 +43,22 @@ def test_bad_image_and_missing_file(tmp_path):
 def test_isa_unknown_mnemonic():
     r = xdsa("isa", "--json", "nosuchop")
     assert r.returncode == 1 and "unknown mnemonic(s): nosuchop" in r.stderr
+
+
+def test_sim_runs_on_the_rtl_and_compares(tmp_path):
+    """`xdsa sim` on tiny (pysim): the outcome line, the co-simulation verdict and the
+    exit status, for a program that exits and for one that faults."""
+    body = ("  data_move.u8 src=0x800, dst=0xa03, src_trans_size=5, des_trans_size=5\n"
+            "  {extra}\n  exit\n  end\n.tables 0x600\n.data 0x800\n  .byte 1, 2, 3, 4, 5\n")
+    for name, extra, status, line in [
+            ("ok", "", 0, "pysim (tiny): EXIT after 2 instructions in "),
+            ("bad", "data_move.u8 src=0x800, dst=0x802, src_trans_size=5, des_trans_size=5", 2,
+             "pysim (tiny): fault ILLEGAL_OPERAND at pc 0x30 after 2 instructions in ")]:
+        src = tmp_path / f"{name}.s"
+        src.write_text(".text 0\n" + body.format(extra=extra))
+        assert xdsa("asm", str(src)).returncode == 0
+        r = xdsa("sim", str(tmp_path / f"{name}.img"), "--backend", "pysim", "--config", "tiny")
+        assert r.returncode == status, r.stdout + r.stderr
+        assert "Traceback" not in r.stderr
+        assert line in r.stdout, r.stdout
+        assert "co-simulation: retire trace, memory and key tables match the golden model" in r.stdout
