@@ -1,6 +1,8 @@
-"""DATA_MOVE bandwidth on the Verilator backend: bytes per cycle of a 64 KiB copy
-(source and destination at different byte alignments), from instruction issue to
-completion, and the fraction of the row-width limit it reaches."""
+"""DATA_MOVE bandwidth on the Verilator backend: bytes per cycle of a copy of up to
+64 KiB (the largest power of two that fits twice in the configuration's memory
+above the program; source and destination at different byte alignments), from
+instruction issue to completion, and the fractions of the row width and of the
+data-move lanes it reaches."""
 
 import numpy as np
 
@@ -26,10 +28,13 @@ def program(size, src, dst, repeat, payload):
 
 
 def run(config):
+    base = 0x1000 if config.mem_bytes >= 0x10000 else 0x800     # above the program and its tables
     size = SIZE
-    while 2 * size + 0x2000 > config.mem_bytes:
+    while base + 2 * size + 0x100 > config.mem_bytes:
         size //= 2
-    src, dst = 0x1003, 0x1000 + size + 0x80 + 17
+    if size < 64:
+        raise ValueError(f"{config.name}: {config.mem_bytes} bytes of memory leave no room for the benchmark")
+    src, dst = base + 3, base + size + 0x80 + 17
     rng = np.random.default_rng(7)
     cycles = {}
     payload = rng.integers(0, 256, size, dtype=np.uint8).tobytes()
@@ -46,4 +51,6 @@ def run(config):
         "bytes_per_cycle": round(size / per_move, 3),
         "row_bytes": config.row_bytes,
         "fraction_of_row_bandwidth": round(size / per_move / config.row_bytes, 4),
+        "lanes": config.lanes,
+        "fraction_of_lanes": round(size / per_move / config.lanes, 4),
     }
