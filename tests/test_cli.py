@@ -62,3 +62,9 @@ def test_sim_runs_on_the_rtl_and_compares(tmp_path):
         assert "Traceback" not in r.stderr
         assert line in r.stdout, r.stdout
         assert "co-simulation: retire trace, memory and key tables match the golden model" in r.stdout
+
+
+def test_bench_refuses_a_configuration_without_the_unit():
+    r = xdsa("bench", "matmul", "--config", "tiny")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "benchmark matmul: configuration 'tiny' has no matrix unit" in r.stderr

@@ -269,7 +269,10 @@ def cmd_bench(args):
         raise UserError(f"benchmark {args.name!r} is registered but its module {e.name} does not exist yet") from None
     if not args.json:
         print(f"benchmark {args.name} ({config.name}) ...", file=sys.stderr)
-    res = mod.run(config)
+    try:
+        res = mod.run(config)
+    except ValueError as e:                 # the benchmarks' "cannot measure this configuration"
+        raise UserError(f"benchmark {args.name}: {e}") from None
     if args.json:
         print(json.dumps(res, indent=1, default=str))
     else:
