@@ -75,7 +75,7 @@ class DataMoveMicro(wiring.Component):
         PW = ceil_log2(cfg.mem_bytes) + 1           # nibble positions
         NW = PW + 1                                 # items of a run (<= 2 * mem_bytes)
         op = {name: i for i, name in enumerate(U.OPS)}
-        code, words = U.program()
+        _, words = U.program()
         regions, _ = U.table_regions()
 
         m.submodules.rom = rom = Memory(shape=U.WORD_BITS, depth=U.ROM_DEPTH, init=words)
