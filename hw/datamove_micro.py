@@ -32,7 +32,7 @@ it, and the results (fault, memory, bytes written) with the golden model.
 
 Latency: 2 cycles per micro-instruction plus the copier's runs, plus 2 cycles to
 answer. Measured (tests/hw/test_datamove.py, no memory stalls): a one-byte move
-takes 1,026 cycles; over the test moves the microprogram executes 858
+takes 811 cycles (u8); over the test moves the microprogram executes 842
 micro-instructions on average (tests/golden/test_dm_micro.py), some tens more per
 line or run. Throughput: 1 byte per cycle within a run (normal, immediate,
 upsample with kh = 1: 1.000 B/cycle measured for a copy and a u16 fill); one

@@ -260,6 +260,20 @@ def _mul_into(a, dst, x, y, acc0=None):
     a.ST(dst)
 
 
+def _times_ei(a, dst, x):
+    """M[dst] <- M[x] * EI (items of an element), with a short path for EI = 1."""
+    one, done = a.new("ei1"), a.new("eid")
+    a.LD("EI")
+    a.SUBI(1)
+    a.JZ(one)
+    _mul_into(a, dst, "EI", x)
+    a.JMP(done)
+    a.label(one)
+    a.LD(x)
+    a.ST(dst)
+    a.label(done)
+
+
 def _side(a):
     """For the side in SIDE: N, WIDTH, LINES, BAD (remainder), LB / TBY (bytes of a
     line / surface), CONT (D-OVERLAP contiguity), SPAN (when TRANS != 0), LITEMS."""
@@ -298,7 +312,7 @@ def _side(a):
         a.LD("INFO")
         a.AND(16)
         a.JNZ(is4)
-        _mul_into(a, dst, "EI", src)
+        _times_ei(a, dst, src)
         a.JMP(done)
         a.label(is4)
         a.LD(src)
@@ -306,7 +320,7 @@ def _side(a):
         a.SHR()
         a.ST(dst)
         a.label(done)
-    _mul_into(a, "LITEMS", "EI", "WIDTH")
+    _times_ei(a, "LITEMS", "WIDTH")
     # contiguity: lines <= 1 or a line stride of exactly one line (an odd int4 count never is)
     a.LDI(0)
     a.ST("CONT")
