@@ -54,7 +54,7 @@ offsets in every AS; their offsets come from the ISA tables).
 
 from xdsa.golden.isa import DataUnit, Fault, by_mnemonic
 
-__all__ = ["OPS", "Asm", "program", "WORD_BITS", "unit_info", "table_regions", "REG", "N_REGS", "ROM_DEPTH",
+__all__ = ["OPS", "Asm", "program", "labels", "WORD_BITS", "unit_info", "table_regions", "REG", "N_REGS", "ROM_DEPTH",
            "scratch_init", "SRC", "DST", "TAIL"]
 
 OPS = ("LD", "LDI", "ST", "ADD", "ADDI", "SUB", "SUBI", "AND", "SHR", "SHL", "RCL", "TB", "UINFO",
@@ -408,6 +408,16 @@ def _walker_init(a, p, base):
 
 def program():
     """The DATA_MOVE microprogram: [(op, a, t)] and its ROM words."""
+    a = _build()
+    return a.code, a.assemble()
+
+
+def labels():
+    """{label: micro-PC} of the microprogram (for reading traces and waveforms)."""
+    return dict(_build().labels)
+
+
+def _build():
     a = Asm()
     regions, fields = table_regions()
     # --- unit and mode --------------------------------------------------------------
@@ -740,4 +750,4 @@ def program():
     _div(a)
     _advance(a, "D.")
     _advance(a, "S.")
-    return a.code, a.assemble()
+    return a

@@ -42,4 +42,7 @@ def test_microprogram_matches_golden(cfg):
 def test_rom_fits():
     code, words = dm_ucode.program()
     assert len(words) <= dm_ucode.ROM_DEPTH and all(0 <= w < 1 << dm_ucode.WORD_BITS for w in words)
+    labels = dm_ucode.labels()
+    assert {"m.checks", "mv.normal", "mv.imm", "mv.up", "mv.tr", "side", "mul", "div"} <= set(labels)
+    assert all(0 <= pc < len(words) for pc in labels.values())
     print(f"\nmicroprogram: {len(words)} of {dm_ucode.ROM_DEPTH} words")
