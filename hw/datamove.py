@@ -72,7 +72,8 @@ figures for row_bytes = lanes = 32 from tests/hw/test_datamove.py):
   upsample 1.87, u8 transpose 1.0, u32 transpose 3.98 B/cycle;
 * int4 (u4/s4), every mode: one nibble per 5 cycles (0.10 B/cycle; immediate one
   per 4 cycles, 0.12 B/cycle);
-* lanes = 1 (``tiny``): 1 byte per cycle for normal and immediate moves.
+* lanes = 1: 1 byte per cycle for normal and immediate moves (``tiny`` uses the
+  micro-coded engine, hw/datamove_micro.py, instead).
 """
 
 from types import SimpleNamespace

@@ -82,8 +82,8 @@ REG.update({n: 48 + i for i, n in enumerate(_GLOBAL2)})
 for _b, _p in ((16, "D."), (32, "S.")):
     REG.update({_p + n: _b + i for i, n in enumerate(_SIDE)})
 REG.update({n: 128 | i for i, n in enumerate(_SIDE)})          # side-relative
-# the walker state of both sides: 57.. (destination), 60.. (source) -- not side-relative,
-# so the walker routine takes its side from SIDE through a second relative window
+# the walker state of both sides: 57.. (destination), 60.. (source); not side-relative:
+# the walker routine is emitted once per side (`_advance`)
 for _b, _p in ((57, "D."), (60, "S.")):
     REG.update({_p + n: _b + i for i, n in enumerate(_SIDE2)})
 assert max(v for v in REG.values() if v < 128) < N_REGS
@@ -244,12 +244,9 @@ def _div(a):
     a.RET()
 
 
-def _mul_into(a, dst, x, y, acc0=None):
-    """M[dst] <- (M[acc0] or 0) + M[x] * M[y] (x the short operand)."""
-    if acc0 is None:
-        a.LDI(0)
-    else:
-        a.LD(acc0)
+def _mul_into(a, dst, x, y):
+    """M[dst] <- M[x] * M[y] (x the short operand)."""
+    a.LDI(0)
     a.ST("MP")
     a.LD(x)
     a.ST("MA")
