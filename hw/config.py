@@ -22,6 +22,8 @@ class CoreConfig:
     datamove: str = "stream"       # data-move engine: "stream" (hw/datamove.py) or "micro"
                                    # (hw/datamove_micro.py: micro-coded, least logic, lanes = 1)
     vector_bytes: int = 0          # vector datapath width W in bytes (0: no vector engine)
+    vector_narrow_bits: int = 0    # width of the ALU for POW, MEDIAN, CLIP, the shifts, DIV/MOD
+                                   # (0: the whole datapath; 64: one 64-bit lane group per cycle)
     array_n: int = 0               # systolic array size N (0: no matrix unit)
     fetch_depth: int = None        # fetcher buffer entries (None: default_depth(row_bytes))
     doc: str = ""
@@ -43,6 +45,10 @@ class CoreConfig:
         if self.datamove == "micro" and self.lanes != 1:
             raise ValueError(f"the micro-coded data-move engine moves one byte per cycle: it needs "
                              f"datamove_lanes = 1, not {self.lanes}")
+        nb = self.vector_narrow_bits
+        if nb and not (self.vector_bytes and nb >= 64 and nb & (nb - 1) == 0 and nb <= 8 * self.vector_bytes):
+            raise ValueError(f"vector_narrow_bits must be 0 or a power of two from 64 up to the vector "
+                             f"datapath's {8 * self.vector_bytes} bits, not {nb!r}")
         if self.key_timeout < 1:
             raise ValueError(f"key_timeout must be at least 1 cycle, not {self.key_timeout!r}")
 
@@ -55,6 +61,12 @@ class CoreConfig:
         return 8 * self.row_bytes
 
     @property
+    def narrow_groups(self) -> int:
+        """The lane groups a beat is split into on the vector ALU's narrow path (1: not split)."""
+        nb = self.vector_narrow_bits
+        return (8 * self.vector_bytes) // nb if nb else 1
+
+    @property
     def lanes(self) -> int:
         return self.datamove_lanes or self.row_bytes
 
@@ -65,8 +77,9 @@ CONFIGS = {
                        doc="iCE40 UP5K: micro-coded byte-serial data move, 8 KiB of data memory, "
                            "1-entry fetch buffer"),
     "base": CoreConfig("base", mem_bytes=128 << 10, row_bytes=32, domains=(0x80,),
-                       vector_bytes=32, array_n=8,
-                       doc="ECP5-85F: 128 KiB in 256-bit rows, W = 32 vector datapath, 8 x 8 array"),
+                       vector_bytes=32, vector_narrow_bits=64, array_n=8,
+                       doc="ECP5-85F: 128 KiB in 256-bit rows, W = 32 vector datapath (POW, MEDIAN, "
+                           "CLIP, shifts, DIV/MOD 64 bits per cycle), 8 x 8 array"),
     "large": CoreConfig("large", mem_bytes=1 << 20, row_bytes=32, domains=(1, 2, 3, 4, 5, 6, 0x80),
                         vector_bytes=32, array_n=16,
                         doc="simulation/ASIC: 1 MiB data memory, 16 x 16 array"),

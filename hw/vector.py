@@ -64,8 +64,8 @@ from xdsa.golden.isa import DataUnit, Fault, Section
 
 from . import fields as F
 from .bus import engine_members, row_addr_bits
-from .vector_alu import beat_config_layout
-from .vector_ops import OP_LIST, OPS, ROLE_FIELDS, Kind
+from .vector_alu import OCC_BITS, beat_config_layout
+from .vector_ops import NARROW_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
 from .vector_reduce import Reducer
 from .vector_stream import StreamReader, StreamWriter, funnel
@@ -135,7 +135,8 @@ class VectorEngine(wiring.Component):
             raise ValueError(f"the vector engine needs vector_bytes equal to row_bytes ({config.row_bytes}), "
                              f"not {W!r}")
         if W > 32:
-            # DIV/MOD take W / 8 * 64 cycles per 64-bit beat: the 9-bit iteration counter holds 256
+            # DIV/MOD take W / 8 * 64 cycles per 64-bit beat, POW on a 64-bit narrow path W / 8 * 129:
+            # the iteration counter (OCC_BITS) is sized for W <= 32
             raise ValueError(f"the vector engine supports vector_bytes up to 32, not {W!r}")
         self.config = config
         self.W = W
@@ -146,7 +147,7 @@ class VectorEngine(wiring.Component):
             **engine_members(config, self.table_bits, ["rd_a", "rd_b"]),
             # state for the cycle model and tests
             "dbg_state": Out(4),
-            "dbg_v0": Out(1), "dbg_v1": Out(1), "dbg_v2": Out(1), "dbg_it": Out(9),
+            "dbg_v0": Out(1), "dbg_v1": Out(1), "dbg_v2": Out(1), "dbg_it": Out(OCC_BITS),
         })
 
     def elaborate(self, platform):
@@ -297,29 +298,33 @@ class VectorEngine(wiring.Component):
         for i, r in enumerate(readers):
             m.submodules[f"rd{i}"] = r
         m.submodules.wrt = wrt = StreamWriter(R, NB, abits)
-        m.submodules.pipe = pipe = BeatPipe(n)
+        m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n)
         m.submodules.red = red = Reducer(cfg, NB)
 
         bcfg = Signal(beat_config_layout())
         m.d.comb += pipe.cfg.eq(bcfg)
 
         # --- setup computations for the run ------------------------------------------------------------------
-        occ = Signal(9)
+        occ_beat = Signal(OCC_BITS)                 # on a full-width ALU
+        occ = Signal(OCC_BITS)
         pass2 = Signal()
+        narrow_shift = exact_log2(cfg.narrow_groups)
+        narrow = Cat(kind == k for k in sorted(NARROW_KINDS) if k not in (Kind.DIV, Kind.MOD)).any()
+        m.d.comb += occ.eq(Mux(narrow, occ_beat << narrow_shift, occ_beat))
         with m.Switch(kind):
             with m.Case(Kind.MUL):
-                m.d.comb += [pass2.eq((bsel[S0] == 4) & (bsel[S1] == 4)), occ.eq(1 + pass2)]
+                m.d.comb += [pass2.eq((bsel[S0] == 4) & (bsel[S1] == 4)), occ_beat.eq(1 + pass2)]
             with m.Case(Kind.ASL, Kind.LSL, Kind.ROR):                  # products by 2**t
-                m.d.comb += [pass2.eq(lsel == 4), occ.eq(1 + pass2)]
+                m.d.comb += [pass2.eq(lsel == 4), occ_beat.eq(1 + pass2)]
             with m.Case(Kind.POW):
                 m.d.comb += [pass2.eq(lsel == 4),
-                             occ.eq(1 + ((Const(8, 9) << bsel[S1]) << pass2))]
+                             occ_beat.eq(1 + ((Const(8, OCC_BITS) << bsel[S1]) << pass2))]
             with m.Case(Kind.DIV, Kind.MOD):
-                m.d.comb += occ.eq(Const(4 * (n // 64), 9) << lsel)      # N / 64 lane groups of L steps
+                m.d.comb += occ_beat.eq(Const(4 * (n // 64), OCC_BITS) << lsel)      # N / 64 lane groups of L steps
             with m.Case(Kind.MEDIAN):
-                m.d.comb += occ.eq(2)
+                m.d.comb += occ_beat.eq(2)
             with m.Default():
-                m.d.comb += occ.eq(1)
+                m.d.comb += occ_beat.eq(1)
 
         def nibbles(count, bs):
             return (count << bs)[:NB]

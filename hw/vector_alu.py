@@ -57,7 +57,7 @@ from .vector_mul import MulArray
 from .vector_ops import Kind
 from .vector_swar import LANE_BITS, Lanes
 
-__all__ = ["VectorAlu", "beat_config_layout", "MAG_KINDS"]
+__all__ = ["VectorAlu", "beat_config_layout", "MAG_KINDS", "ALL_KINDS", "OCC_BITS"]
 
 
 def beat_config_layout():
@@ -73,7 +73,7 @@ def beat_config_layout():
         "ws": 3,                                # shift field width 4 << ws (b0 for LSL/LSR/ROR, else L)
         "pass2": 1,                             # products take two passes
         "swap": 1,                              # MUL: multiply b * a (narrower operand second)
-        "occ": 9,                               # cycles per beat in S1
+        "occ": OCC_BITS,                        # cycles per beat in S1
         "imm0": 16, "imm1": 16, "isg": 1,       # THRES / CLIP immediates, signed
     })
 
@@ -81,15 +81,22 @@ def beat_config_layout():
 MAG_KINDS = (Kind.MUL, Kind.ASL, Kind.POW, Kind.DIV, Kind.MOD)
 
 
-class VectorAlu(wiring.Component):
-    """Stage S1 (see the module docstring). ``n`` = datapath bits (8 W)."""
+OCC_BITS = 11       # the ALU iteration counter: POW on the narrow path takes 4 x 129 cycles per beat
+ALL_KINDS = frozenset(range(Kind.COUNT)) - {Kind.REDUCE}
 
-    def __init__(self, n):
+
+class VectorAlu(wiring.Component):
+    """Stage S1 (see the module docstring). ``n`` = datapath bits (8 W); `kinds`: the
+    kinds built (default all; the others' results are left undefined, see
+    `hw.vector_alu_split`)."""
+
+    def __init__(self, n, kinds=ALL_KINDS):
         self.n = n
+        self.kinds = frozenset(kinds)
         super().__init__({
             "cfg": In(beat_config_layout()),
             "a": In(n), "as_": In(n), "b": In(n), "bs": In(n), "c": In(n), "cs": In(n),
-            "it": In(9),
+            "it": In(OCC_BITS),
             "step": In(1),
             "low": Out(n), "hi": Out(n), "neg": Out(n), "fit": Out(n),
         })
@@ -107,6 +114,10 @@ class VectorAlu(wiring.Component):
 
         def bits(sel):
             return 4 << sel
+
+        def kcase(*ks):
+            """A case of those of `ks` this ALU builds (none: never active, its logic unused)."""
+            return m.Case(*(k for k in ks if k in self.kinds))
 
         # --- lane constants of the immediates (THRES threshold / CLIP bounds) -----------
         def imm_consts(imm, tag):
@@ -199,40 +210,40 @@ class VectorAlu(wiring.Component):
                      x2.eq(0), x2s.eq(0), y2.eq(0), y2s.eq(0),
                      xr.eq(a), ar.eq(b), fr.eq(0)]
         with m.Switch(kind):
-            with m.Case(Kind.ADD):
+            with kcase(Kind.ADD):
                 m.d.comb += sub1.eq(0)
-            with m.Case(Kind.THRES):
+            with kcase(Kind.THRES):
                 with m.If(cfg.lt):
                     m.d.comb += [y1.eq(t_low), y1s.eq(t_neg)]
                 with m.Else():
                     m.d.comb += [x1.eq(t_low), x1s.eq(t_neg), y1.eq(a), y1s.eq(as_)]
-            with m.Case(Kind.CLIP):
+            with kcase(Kind.CLIP):
                 m.d.comb += [y1.eq(t_low), y1s.eq(t_neg),                     # a < lo
                              x2.eq(u_low), x2s.eq(u_neg), y2.eq(a), y2s.eq(as_)]   # hi < a
-            with m.Case(Kind.ABS):
+            with kcase(Kind.ABS):
                 m.d.comb += [x1.eq(a & ~asm), x1s.eq(0), y1.eq(a & asm), y1s.eq(as_)]
-            with m.Case(Kind.MEDIAN):
+            with kcase(Kind.MEDIAN):
                 with m.If(~first):
                     m.d.comb += [x2.eq(c), x2s.eq(cs), y2.eq(st1), y2s.eq(sf1),   # c < hi
                                  x1.eq(st0), x1s.eq(sf0), y1.eq(mm_v), y1s.eq(mm_s)]   # lo < mm
-            with m.Case(Kind.ROR):
+            with kcase(Kind.ROR):
                 m.d.comb += [x2.eq(k), y2.eq(rorc), xr.eq(H), ar.eq(r2_low)]       # 2**(w - k)
-            with m.Case(Kind.ASR):
+            with kcase(Kind.ASR):
                 m.d.comb += [x2.eq(b), y2.eq(LO), ar.eq(r2_low), fr.eq(asm),     # right by s - 1
                              x1.eq(ysh), x1s.eq(as_), y1.eq(rb), y1s.eq(0), sub1.eq(0)]
-            with m.Case(Kind.LSL, Kind.ASL):
+            with kcase(Kind.LSL, Kind.ASL):
                 m.d.comb += [x2.eq(lm1), y2.eq(b), xr.eq(H), ar.eq(r2_low)]       # 2**s
 
         with m.Switch(kind):
-            with m.Case(Kind.ADD, Kind.SUB, Kind.ABS):
+            with kcase(Kind.ADD, Kind.SUB, Kind.ABS):
                 result(r1_low, r1_neg, r1_fit)
 
-            with m.Case(Kind.MAX):
+            with kcase(Kind.MAX):
                 result(*pick(lt1, (b, bs), (a, as_)))
-            with m.Case(Kind.MIN):
+            with kcase(Kind.MIN):
                 result(*pick(lt1, (a, as_), (b, bs)))
 
-            with m.Case(Kind.MAXSI, Kind.MINSI, Kind.CMP):
+            with kcase(Kind.MAXSI, Kind.MINSI, Kind.CMP):
                 ne = ln.lane_any((a ^ b) | (as_ ^ bs), "ne")
                 t = Signal(n, name="cmp_t")
                 with m.If(kind == Kind.MAXSI):
@@ -246,7 +257,7 @@ class VectorAlu(wiring.Component):
                                 m.d.comb += t.eq(e)
                 result(t & LO, 0)
 
-            with m.Case(Kind.THRES):
+            with kcase(Kind.THRES):
                 above, below, tfit = t_f["above"], t_f["below"], t_f["fit"]
                 keep = Signal(n, name="thres_keep")
                 with m.If(cfg.lt):                                     # a < t
@@ -255,7 +266,7 @@ class VectorAlu(wiring.Component):
                     m.d.comb += keep.eq(Mux(below, ALL, Mux(tfit, lt1, 0)))
                 result(a & keep, as_ & keep)
 
-            with m.Case(Kind.CLIP):
+            with kcase(Kind.CLIP):
                 lo_ok = Signal(n, name="clip_ge_lo")                   # a >= lo
                 m.d.comb += lo_ok.eq(Mux(t_f["below"], ALL, Mux(t_f["above"], 0, ~lt1)))
                 hi_ok = Signal(n, name="clip_le_hi")                   # a <= hi
@@ -277,32 +288,32 @@ class VectorAlu(wiring.Component):
                     hi.eq(0),
                 ]
 
-            with m.Case(Kind.MEDIAN):
+            with kcase(Kind.MEDIAN):
                 # cycle 0: lo/hi of a, b into the state; cycle 1: max(lo, min(hi, c))
                 with m.If(self.step):
                     m.d.sync += [st0.eq(ln.sel(lt1, a, b, "med_lo")), sf0.eq(ln.sel(lt1, as_, bs, "med_los")),
                                  st1.eq(ln.sel(lt1, b, a, "med_hi")), sf1.eq(ln.sel(lt1, bs, as_, "med_his"))]
                 result(*pick(lt1, (mm_v, mm_s), (st0, sf0)))
 
-            with m.Case(Kind.SIGN):
+            with kcase(Kind.SIGN):
                 result(asm | LO, as_)
-            with m.Case(Kind.IDENT):
+            with kcase(Kind.IDENT):
                 result(a, as_)
-            with m.Case(Kind.LOGIC):
+            with kcase(Kind.LOGIC):
                 with m.Switch(cfg.variant):
                     for v, e in enumerate((a & b, a | b, a ^ b, ~a, a & ~b)):
                         with m.Case(v):
                             result(e, 0)
 
-            with m.Case(Kind.LSL, Kind.LSR, Kind.ROR):
+            with kcase(Kind.LSL, Kind.LSR, Kind.ROR):
                 # source 0's bit pattern (zero-extended), read back in its unit
                 pat = Signal(n, name="pattern")
                 m.d.comb += [mul.x.eq(a), mul.y.eq(Mux(kind == Kind.ROR, right, pow2)),
                              mul.pass_.eq(cfg.pass2 & ~first), mul.acc_load.eq(self.step & first)]
                 with m.Switch(kind):
-                    with m.Case(Kind.LSL):
+                    with kcase(Kind.LSL):
                         m.d.comb += pat.eq(mul.pl & wmask)
-                    with m.Case(Kind.LSR):
+                    with kcase(Kind.LSR):
                         m.d.comb += pat.eq(right & ~bigr)
                     with m.Default():
                         # the product's bits [w, 2w): in the high half when w = L
@@ -317,7 +328,7 @@ class VectorAlu(wiring.Component):
                 sm = ln.comb(Mux(cfg.rsg, msb, 0), "psm")
                 result(pat | (sm & ~wmask), sm)
 
-            with m.Case(Kind.ASR):
+            with kcase(Kind.ASR):
                 m.d.comb += [
                     low.eq((a & szero) | (r1_low & ~szero)),
                     neg.eq(((as_ & szero) | (r1_neg & ~szero)) & H),
@@ -325,12 +336,12 @@ class VectorAlu(wiring.Component):
                     hi.eq(0),
                 ]
 
-            with m.Case(Kind.MUL):
+            with kcase(Kind.MUL):
                 m.d.comb += [mul.x.eq(Mux(cfg.swap, mb, ma)), mul.y.eq(Mux(cfg.swap, ma, mb)),
                              mul.pass_.eq(cfg.pass2 & ~first), mul.acc_load.eq(self.step & first)]
                 result(mul.pl, asm ^ bsm, h=mul.ph)
 
-            with m.Case(Kind.ASL):
+            with kcase(Kind.ASL):
                 # x * 2**s; s >= L leaves no low bits
                 eql = ~ln.lane_any(b ^ ln.const(lambda L: L, "asl_L"), "asl_eqL")
                 xnz = ln.lane_any(ma, "asl_xnz")
@@ -340,7 +351,7 @@ class VectorAlu(wiring.Component):
                 ph_big = ln.comb(xnz & ((LO & one) | ((LO << 1)[:n] & ~one)), "asl_phb")
                 result(mul.pl & ~bigl, asm, h=(mul.ph & ~bigl) | (ph_big & bigl))
 
-            with m.Case(Kind.DIV, Kind.MOD):
+            with kcase(Kind.DIV, Kind.MOD):
                 # one 64-bit lane group per L cycles (group g = it // L, bit step j = it % L);
                 # dr / dq / da: the group's remainder, quotient and remaining dividend bits;
                 # st2 collects the finished groups' results (quotient or remainder)
@@ -388,10 +399,10 @@ class VectorAlu(wiring.Component):
                 with m.Else():
                     result(full, asm)
 
-            with m.Case(Kind.POW):
+            with kcase(Kind.POW):
                 # st0 = result, st1 = base (both mod 2**L), st2 = remaining exponent bits,
                 # sf0 / sf1 = "result / base >= 2**L" (lane masks)
-                cyc = Signal(9, name="pow_c")
+                cyc = Signal(OCC_BITS, name="pow_c")
                 m.d.comb += cyc.eq(self.it - 1)
                 phase = Mux(cfg.pass2, cyc[1], cyc[0])
                 pidx = Mux(cfg.pass2, cyc[0], 0)

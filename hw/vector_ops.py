@@ -11,8 +11,9 @@ each role's address and unit differs between opcodes (``src`` or ``src0``,
 from dataclasses import dataclass
 
 from xdsa.golden import isa
+from xdsa.golden.cycle.vector import NARROW
 
-__all__ = ["Kind", "OpInfo", "OPS", "OP_LIST", "ROLE_FIELDS", "REDUCE_AXES"]
+__all__ = ["Kind", "OpInfo", "OPS", "OP_LIST", "ROLE_FIELDS", "REDUCE_AXES", "NARROW_KINDS"]
 
 
 class Kind:
@@ -93,3 +94,14 @@ def _build():
 
 OPS = _build()
 OP_LIST = tuple(OPS.values())
+
+
+def _narrow_kinds():
+    kinds = frozenset(OPS[mn].kind for mn in NARROW)
+    mixed = sorted(mn for mn, op in OPS.items() if op.kind in kinds and mn not in NARROW)
+    assert not mixed, f"{mixed} share a kind with the narrow path's instructions"
+    return kinds
+
+
+# the kinds on the ALU's narrow path (`CoreConfig.vector_narrow_bits`, `hw.vector_alu_split`)
+NARROW_KINDS = _narrow_kinds()

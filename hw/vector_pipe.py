@@ -14,9 +14,9 @@ empty or advancing in the same cycle):
   ``c_due`` is high in the first ALU cycle of a MEDIAN beat (which uses only
   sources 0 and 1), the caller then shows source 2 on ``win1`` and it is captured
   at the end of that cycle. One unpacker serves sources 1 and 2.
-* **S1 (ALU)**: `hw.vector_alu` computes from the S0 register for ``occ`` cycles
-  (1 for every single-cycle kind) and its result is captured at the end of the
-  last one, freeing S0.
+* **S1 (ALU)**: `hw.vector_alu` (or `hw.vector_alu_split`, with a narrow path)
+  computes from the S0 register for ``occ`` cycles (1 for every single-cycle
+  kind) and its result is captured at the end of the last one, freeing S0.
 * **S2 (convert/pack)**: `hw.vector_convert` applies D-CONVERT and packs the
   destination elements; the S2 register is the beat offered to the writer.
 
@@ -28,7 +28,8 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .vector_alu import VectorAlu, beat_config_layout
+from .vector_alu import OCC_BITS, VectorAlu, beat_config_layout
+from .vector_alu_split import SplitAlu
 from .vector_convert import Converter
 from .vector_ops import Kind
 from .vector_swar import Lanes
@@ -37,8 +38,12 @@ __all__ = ["BeatPipe"]
 
 
 class BeatPipe(wiring.Component):
-    def __init__(self, n):
+    """The three stages for an `n`-bit datapath whose narrow kinds run on `nb` bits
+    (`nb` = n: one full-width `VectorAlu`; less: `hw.vector_alu_split.SplitAlu`)."""
+
+    def __init__(self, n, nb=None):
         self.n = n
+        self.nb = nb or n
         cnt_w = n // 4 + 1
         super().__init__({
             "cfg": In(beat_config_layout()),
@@ -52,7 +57,7 @@ class BeatPipe(wiring.Component):
             "out_data": Out(n),
             "out_cnt": Out(range(cnt_w)),
             # pipeline state, for the cycle model
-            "v0": Out(1), "v1": Out(1), "v2": Out(1), "it": Out(9),
+            "v0": Out(1), "v1": Out(1), "v2": Out(1), "it": Out(OCC_BITS),
         })
 
     def elaborate(self, platform):
@@ -78,7 +83,7 @@ class BeatPipe(wiring.Component):
             return v, s
 
         v0, v1, v2 = Signal(), Signal(), Signal()
-        it = Signal(9)
+        it = Signal(OCC_BITS)
         c_due = Signal()
         m.d.comb += c_due.eq(v0 & (it == 0) & (cfg.kind == Kind.MEDIAN))
         src0 = unpack(self.win0, cfg.b0, cfg.sg0, "u0")
@@ -88,7 +93,7 @@ class BeatPipe(wiring.Component):
         d1 = Signal.like(self.load_dnib, name="dnib1")
 
         # --- S1 -------------------------------------------------------------------------------------
-        m.submodules.alu = alu = VectorAlu(n)
+        m.submodules.alu = alu = VectorAlu(n) if self.nb == n else SplitAlu(n, self.nb)
         m.d.comb += [alu.cfg.eq(cfg), alu.it.eq(it)]
         for port, r in zip((alu.a, alu.as_, alu.b, alu.bs, alu.c, alu.cs), regs):
             m.d.comb += port.eq(r)

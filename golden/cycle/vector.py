@@ -30,7 +30,8 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   engine shares one realignment shifter between sources 1 and 2).
 * **S0 -> S1**: the ALU holds a beat for ``occ`` cycles (1; MEDIAN 2; MUL 2 for
   64 x 64-bit products, ASL/LSL/ROR 2 for 64-bit lanes; DIV/MOD L per 64-bit
-  lane group, W / 8 groups; POW 1 + 2 * bits(y) * passes) and finishes when S1
+  lane group, W / 8 groups; POW 1 + 2 * bits(y) * passes; every `NARROW` kind but
+  DIV/MOD times ``config.narrow_groups``) and finishes when S1
   is free or advancing; S1 -> S2 when S2 is free or advancing; S2 -> writer when
   the writer's request register is free or being freed.
 * **writer**: assembles rows, emits a row request when the stream passes the row's
@@ -42,13 +43,16 @@ from dataclasses import dataclass, fields
 
 from ..isa import DataUnit, Fault
 
-__all__ = ["VectorModel", "VectorOutputs", "plan", "SIGNALS"]
+__all__ = ["VectorModel", "VectorOutputs", "plan", "SIGNALS", "NARROW"]
 
 _BINARY = {"add", "sub", "max", "min", "maxsi", "minsi", "mul", "div", "mod", "pow", "seq", "sne", "sle",
            "slt", "sge", "sgt", "lsl", "lsr", "ror", "asl", "asr", "nsr"}
 _LOGIC = {"and", "or", "xor", "inv", "bclr", "bset"}
 _UNARY = {"thres", "abs", "sign", "sxt", "uxt", "round", "ceil", "floor", "clip", "data_convert"}
 ELEMENTWISE = _BINARY | _LOGIC | _UNARY | {"median"}
+# the kinds on the ALU's narrow path (`CoreConfig.vector_narrow_bits`): one lane group of
+# the beat after the other, each taking the cycles a whole beat takes on a full-width ALU
+NARROW = frozenset({"pow", "median", "clip", "lsl", "lsr", "ror", "asl", "asr", "nsr", "div", "mod"})
 
 IDLE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(11)
 S0, S1, S2, D = range(4)
@@ -73,8 +77,9 @@ class Plan:
     unit_fault: bool
 
 
-def plan(mnemonic, f, groups=1):
-    """The instruction's operand roles, units, lane width and ALU occupancy."""
+def plan(mnemonic, f, groups=1, narrow_groups=1):
+    """The instruction's operand roles, units, lane width and ALU occupancy (`groups`:
+    64-bit lane groups per beat; `narrow_groups`: lane groups of the narrow path)."""
     if mnemonic not in ELEMENTWISE:
         raise ValueError(f"{mnemonic} is not an elementwise instruction of the vector engine")
     if mnemonic in _LOGIC:
@@ -111,6 +116,8 @@ def plan(mnemonic, f, groups=1):
         occ = groups * L                # one 64-bit lane group (of N / 64) at a time
     elif mnemonic == "median":
         occ = 2
+    if mnemonic in NARROW and mnemonic not in ("div", "mod"):
+        occ *= narrow_groups            # (division is one 64-bit group at a time either way)
     addr = {S0: f.get("src0", f.get("src", 0)), S1: f.get("src1", 0), S2: f.get("src2", 0), D: f.get("dst", 0)}
     return Plan(sources, units, addr, f.get("len", 0), L, occ, fault)
 
@@ -362,7 +369,7 @@ class VectorModel:
         if st == IDLE:
             if cmd is not None:
                 self.pending_cmd = cmd
-                self.p = plan(*cmd, groups=self.W // 8)
+                self.p = plan(*cmd, groups=self.W // 8, narrow_groups=self.cfg.narrow_groups)
                 self.fault = 0
                 nxt = UNIT
         elif st == UNIT:

@@ -30,6 +30,8 @@ from test_vector_harness import compare, golden, table_bytes
 
 CFG8 = CoreConfig("r8", mem_bytes=8192, row_bytes=8, vector_bytes=8)
 CFG32 = CoreConfig("r32", mem_bytes=8192, row_bytes=32, vector_bytes=32)
+CFG32N = CoreConfig("r32n", mem_bytes=8192, row_bytes=32, vector_bytes=32, vector_narrow_bits=64)   # as `base`
+CFG16N = CoreConfig("r16n", mem_bytes=8192, row_bytes=16, vector_bytes=16, vector_narrow_bits=64)
 
 
 def cases(seed):
@@ -151,8 +153,9 @@ def lockstep(cfg, jobs, *, seed, p_ready=0.7, max_cycles=60_000):
     return results
 
 
-@pytest.mark.parametrize("cfg, seed, p_ready", [(CFG8, 1, 0.7), (CFG8, 2, 0.45), (CFG32, 3, 0.75)],
-                         ids=["w8", "w8_slow_memory", "w32"])
+@pytest.mark.parametrize("cfg, seed, p_ready", [(CFG8, 1, 0.7), (CFG8, 2, 0.45), (CFG32, 3, 0.75),
+                                                (CFG32N, 4, 0.75), (CFG16N, 5, 0.6)],
+                         ids=["w8", "w8_slow_memory", "w32", "w32_narrow", "w16_narrow"])
 def test_lockstep(cfg, seed, p_ready):
     jobs = cases(seed)
     exp = [golden(cfg, c) for c in jobs]
