@@ -19,7 +19,8 @@ import sys
 import numpy as np
 
 from xdsa.golden.builder import ProgramBuilder
-from xdsa.golden.isa import DataUnit
+from xdsa.golden.isa import DataUnit, by_mnemonic
+from xdsa.hw.vector_ops import ROLE_FIELDS
 from xdsa.sim.cosim import run_golden
 from xdsa.sim.trace import compare
 from xdsa.sim.verilator import run_verilator
@@ -29,18 +30,21 @@ TABLES, BASE = 0x400, 0x1000
 TARGET = 0.9
 
 
-ROLE_FIELDS = {"s0": ("src0", "src0_unit"), "s1": ("src1", "src1_unit"), "s2": ("src2", "src2_unit"),
-               "d": ("dst", "dst_unit")}
+def _role_fields(mnemonic, role):
+    """The address and unit field names of `role` in `mnemonic`'s operand table
+    (``src`` or ``src0``, ... : the candidates of `hw.vector_ops.ROLE_FIELDS`)."""
+    names = {f.name for f in by_mnemonic(mnemonic).table.resolve(32).fields}
+    return tuple(next(c for c in cands if c in names) for cands in ROLE_FIELDS[role])
 
 
-def operands(units, n, *, separate=False):
-    """Address and unit fields for `units` {role: DataUnit} and `n` elements. By
+def operands(mnemonic, units, n, *, separate=False):
+    """Address and unit fields of `mnemonic` for `units` {role: DataUnit} and `n` elements. By
     default the sources sit 7, 19 and 29 bytes above the destination (a legal
     overlap for same-width operands, so two 64 KiB vectors fit 128 KiB); with
     `separate`, each operand has its own region, at a different byte alignment."""
     fields, top = {}, BASE
     for k, (role, unit) in enumerate(units.items()):
-        afield, ufield = ROLE_FIELDS[role]
+        afield, ufield = _role_fields(mnemonic, role)
         if separate:
             addr = (top + 63) // 64 * 64 + (3, 17, 29, 5)[k]
             top = addr + (n * unit.bits + 7) // 8
@@ -67,7 +71,7 @@ def program(mnemonic, fields, n, repeat, payload):
 def marginal_cycles(config, mnemonic, units, n, *, seed=1, separate=False):
     """Cycles of one more `mnemonic` of `n` elements (issue to completion), checked
     against the golden model. `units` {role: DataUnit} (roles s0, s1, s2, d)."""
-    fields, top = operands(units, n, separate=separate)
+    fields, top = operands(mnemonic, units, n, separate=separate)
     if top + 0x40 > config.mem_bytes:
         raise ValueError(f"{mnemonic} x{n} needs {top - BASE} bytes from {BASE:#x}; "
                          f"the memory of {config.name} is {config.mem_bytes} bytes")
@@ -101,10 +105,12 @@ def run(config):
     while size + BASE + 0x80 > config.mem_bytes:
         size //= 2
     rows = []
-    for name, mn, unit in (("int8 ADD", "add", DataUnit.S8), ("int32 MUL", "mul", DataUnit.S32)):
+    for name, mn, unit in (("int8 ADD", "add", DataUnit.S8), ("int32 MUL", "mul", DataUnit.S32),
+                           ("int8 CLIP (narrow path)", "clip", DataUnit.S8)):
         n = size * 8 // unit.bits
+        units = {"s0": unit, "d": unit} if mn == "clip" else {"s0": unit, "s1": unit, "d": unit}
         print(f"vector bench: {name} over {size} bytes ...", file=sys.stderr)
-        c = marginal_cycles(config, mn, {"s0": unit, "s1": unit, "d": unit}, n, seed=len(rows) + 1)
+        c = marginal_cycles(config, mn, units, n, seed=len(rows) + 1)
         rows.append({"case": f"{name}, {size // 1024} KiB", "elements": n, "dest_bytes": size, "cycles": c,
                      "bytes_per_cycle": round(size / c, 3), "fraction_of_W": round(size / c / W, 4)})
     print("vector bench: 16-element int8 ADD latency ...", file=sys.stderr)
@@ -144,7 +150,7 @@ def engine_cycles(config, mnemonic, units, n):
     """Cycles from command accepted to ``done`` of the engine alone, from its cycle
     model (memory always ready), operands placed as in `marginal_cycles`."""
     from xdsa.golden.cycle.vector import VectorModel
-    fields, _ = operands(units, n)
+    fields, _ = operands(mnemonic, units, n)
     fields.update(len=n, sat=0)
     model = VectorModel(config)
     model.edge(cmd=(mnemonic, fields))

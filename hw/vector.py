@@ -31,7 +31,10 @@ Microarchitecture
 * **Beat pipeline** (`hw.vector_pipe.BeatPipe`): a beat is N / L elements, L the
   widest unit of the instruction (N = 8 W): unpack (S0), ALU (S1, `hw.vector_alu`,
   with the multiplier array `hw.vector_mul`), convert/pack (S2,
-  `hw.vector_convert`).
+  `hw.vector_convert`). With ``config.vector_narrow_bits`` (`base`: 64) S1 is
+  `hw.vector_alu_split`: POW, MEDIAN, CLIP, the shifts and DIV/MOD on a narrow
+  ALU, one lane group of the beat after the other (``occ`` grows by the number
+  of groups, DIV/MOD excepted).
 * **Writer** (`hw.vector_stream.StreamWriter`) on ``wr``: row writes with byte
   enables at any destination alignment; an odd int4 destination keeps its last
   byte's high nibble (read once, before the stream starts, on ``rd_b``).

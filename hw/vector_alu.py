@@ -356,7 +356,7 @@ class VectorAlu(wiring.Component):
                 # dr / dq / da: the group's remainder, quotient and remaining dividend bits;
                 # st2 collects the finished groups' results (quotient or remainder)
                 G = n // 64
-                gi = Signal(range(G), name="div_g")
+                gi = Signal(range(G), name="div_g") if G > 1 else Const(0, 1)   # no zero-width signal
                 jz = Signal(name="div_j0")                     # first step of a group
                 jl = Signal(name="div_jl")                     # last step of a group
                 with m.Switch(cfg.lsel):

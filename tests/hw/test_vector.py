@@ -118,3 +118,20 @@ def test_opcodes_and_refuses():
         assert "f" in refuses(cfg, add, {"src0_unit": 6, "src1_unit": code, "dst_unit": 6, "len": 3})
     with pytest.raises(ValueError, match="vector_bytes"):
         VectorEngine(CoreConfig("bad", mem_bytes=4096, row_bytes=16, vector_bytes=8))
+
+
+def test_narrow_path_configuration():
+    """`vector_narrow_bits` is 0 or a power of two from 64 bits to the datapath; the
+    narrow kinds are exactly the ALU kinds of the cycle model's NARROW mnemonics."""
+    from xdsa.golden.cycle.vector import NARROW
+    from xdsa.hw.vector_ops import NARROW_KINDS, Kind
+    assert NARROW_KINDS == {Kind.POW, Kind.MEDIAN, Kind.CLIP, Kind.LSL, Kind.LSR, Kind.ROR, Kind.ASL,
+                            Kind.ASR, Kind.DIV, Kind.MOD}
+    assert {mn for mn, op in OPS.items() if op.kind in NARROW_KINDS} == NARROW
+    assert get_config("base").narrow_groups == 4
+    assert CoreConfig("w", mem_bytes=4096, row_bytes=32, vector_bytes=32).narrow_groups == 1
+    for bad in (32, 96, 512):
+        with pytest.raises(ValueError, match=f"vector_narrow_bits .* not {bad}"):
+            CoreConfig("bad", mem_bytes=4096, row_bytes=32, vector_bytes=32, vector_narrow_bits=bad)
+    with pytest.raises(ValueError, match="vector_narrow_bits"):
+        CoreConfig("bad", mem_bytes=4096, row_bytes=32, vector_narrow_bits=64)      # no vector engine
