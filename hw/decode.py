@@ -36,7 +36,7 @@ from .capabilities import engine_opcodes
 from .config import CoreConfig
 from .fields import AS_BITS, table_bits
 
-__all__ = ["Decoder", "RomEntry", "decode_rom", "engine_enum", "rom_key", "TABLE_BYTES_BITS",
+__all__ = ["Decoder", "RomEntry", "decode_rom", "engine_enum", "max_table_bits", "rom_key", "TABLE_BYTES_BITS",
            "DECODE_FAULTS", "SOURCE"]
 
 SOURCE = "golden/isa (OPCODES, UNITY_FIELDS, SYNC_CTRL_FIELDS, table layouts) and hw/capabilities.py"
@@ -126,6 +126,11 @@ def engine_enum(names: tuple):
     return types.new_class("Engine", (enum.Enum,), {"shape": unsigned(bits_for(len(names)))}, body)
 
 
+def max_table_bits(engines):
+    """Bits of the widest operand table of the opcodes of `engines` ({engine: opcodes}) at any AS."""
+    return table_bits([op for ops in engines.values() for op in ops])
+
+
 class Decoder(wiring.Component):
     """Combinational Unity decode ROM (see the module docstring).
 
@@ -152,7 +157,7 @@ class Decoder(wiring.Component):
         self.engines = dict(engine_opcodes(config) if engines is None else engines)
         self.rom = decode_rom(self.engines)
         self.engine_enum = engine_enum(tuple(self.engines))
-        self.max_table_bits = table_bits([op for ops in self.engines.values() for op in ops])
+        self.max_table_bits = max_table_bits(self.engines)
         super().__init__({
             "payload": In(PAYLOAD_BITS),
             "section": Out(_U["op_section"].width),

@@ -35,6 +35,7 @@ from amaranth.lib.wiring import In, Out
 from .boards import BridgedCore, DEFAULT_BAUD, run_logged, yowasp_env
 from .config import CoreConfig
 from .uart import baud_divisor
+from .unit_top import UNITS, UnitTop
 
 __all__ = ["Target", "TARGETS", "LUT_MAPPERS", "get_target", "ice40_synth_options", "SynthTop", "run_flow", "SynthFailure", "analyse",
            "report_markdown", "format_summary", "parse_utilisation", "parse_critical_paths"]
@@ -303,8 +304,10 @@ def _percent(used, avail):
     return round(100.0 * used / avail, 1) if avail else None
 
 
-def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=False, luts="abc9", log=print):
-    """Synthesise, place and route `SynthTop(config)` for `target` (a `Target` or a
+def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=False, luts="abc9", unit=None,
+             log=print):
+    """Synthesise, place and route `SynthTop(config)` -- or, with `unit`, that unit
+    of the core alone (`hw.unit_top.UnitTop`) -- for `target` (a `Target` or a
     name) at `freq_mhz`, mapping LUTs with `luts` ("abc9": yosys's timing-driven
     default, "abc": abc -lut 4); write the reports and return the report dict. Raises
     `SynthFailure` (after writing the reports) when the design does not fit or
@@ -315,22 +318,29 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     if not isinstance(config, CoreConfig):
         raise TypeError(f"config must be a CoreConfig, not {config!r}")
     freq = float(freq_mhz or target.default_mhz)
-    out_dir = os.path.abspath(out_dir or os.path.join("build", f"{config.name}-{target.name}"))
+    if unit is not None:
+        top = UnitTop(config, unit)             # ValueError for a unit the configuration lacks
+        what = (f"the {UNITS[unit]} alone; pins clk, si (a shift chain into its {top.in_bits} input bits), "
+                f"so (its {top.out_bits} output bits, registered, XOR-folded)")
+    else:
+        top, what = SynthTop(config, freq), "core + UART bridge; pins clk, rx, tx"
+    name = f"{config.name}-{target.name}" + (f"-{unit}" if unit else "")
+    out_dir = os.path.abspath(out_dir or os.path.join("build", name))
     os.makedirs(out_dir, exist_ok=True)
     tools = ("YOSYS", "NEXTPNR_ICE40") if target.family == "ice40" else ("YOSYS", "NEXTPNR_ECP5")
     env = yowasp_env(tools)
     times = {}
     _check_luts(luts)                           # before the (long) elaboration
-    report = {"config": config.name, "target": target.name, "device": target.device,
-              "top": "core + UART bridge; pins clk, rx, tx", "requested_mhz": freq, "luts_mapper": luts,
-              "out_dir": out_dir}
+    report = {"config": config.name, "target": target.name, "device": target.device, "unit": unit,
+              "top": what, "requested_mhz": freq, "luts_mapper": luts, "out_dir": out_dir}
 
-    log(f"[synth] {config.name} on {target.name} ({target.device}) at {freq:g} MHz -> {out_dir}")
+    log(f"[synth] {config.name}{f' ({unit} alone)' if unit else ''} on {target.name} ({target.device}) "
+        f"at {freq:g} MHz -> {out_dir}")
     t0 = time.monotonic()
     log("[synth] elaborating the design (Amaranth) ...")
     top_il = os.path.join(out_dir, "top.il")
     with open(top_il, "w") as f:
-        f.write(rtlil.convert(SynthTop(config, freq), name="top", emit_src=False))
+        f.write(rtlil.convert(top, name="top", emit_src=False))
     times["elaborate"] = round(time.monotonic() - t0, 1)
 
     with open(os.path.join(out_dir, "synth.ys"), "w") as f:
@@ -368,7 +378,8 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     _write_reports(report, out_dir)
     log(f"[synth] wrote {out_dir}/report.json and report.md")
     if not report["pass"]:
-        raise SynthFailure(f"{config.name} on {target.name}: {report['failure']}", report)
+        raise SynthFailure(f"{config.name}{f' ({unit} alone)' if unit else ''} on {target.name}: "
+                           f"{report['failure']}", report)
     return report
 
 
@@ -474,7 +485,8 @@ def _write_reports(report, out_dir):
 
 def report_markdown(report):
     """The report as a Markdown page (report.md)."""
-    out = [f"# Synthesis report: {report['config']} on {report['target']} ({report['device']})", "",
+    unit = f", {report['unit']} alone" if report.get("unit") else ""
+    out = [f"# Synthesis report: {report['config']}{unit} on {report['target']} ({report['device']})", "",
            f"Design: {report['top']}. Requested clock: {report['requested_mhz']:g} MHz. "
            f"LUT mapping: {report.get('luts_mapper', 'abc9')}. "
            f"Result: **{'PASS' if report['pass'] else 'FAIL'}**"
@@ -520,7 +532,9 @@ def report_markdown(report):
 
 def format_summary(report):
     """A few lines for the terminal: resources, Fmax, critical path, result."""
-    lines = [f"{report['config']} on {report['target']} ({report['device']}), {report['requested_mhz']:g} MHz requested"]
+    unit = f" ({report['unit']} alone)" if report.get("unit") else ""
+    lines = [f"{report['config']}{unit} on {report['target']} ({report['device']}), "
+             f"{report['requested_mhz']:g} MHz requested"]
     for key, r in report["resources"].items():
         if key in ("io", "plls", "sprams") and not r["used"]:
             continue

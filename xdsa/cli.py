@@ -382,7 +382,7 @@ def cmd_synth(args):
         print(msg, file=sys.stderr, flush=True)
     try:
         report = run_flow(config, target, freq_mhz=args.freq, out_dir=args.output, seed=args.seed,
-                          breakdown=args.breakdown, luts=args.luts, log=progress)
+                          breakdown=args.breakdown, luts=args.luts, unit=args.unit, log=progress)
     except SynthFailure as e:
         print(format_summary(e.report))
         print(f"xdsa synth: {e}", file=sys.stderr)
@@ -480,13 +480,16 @@ def build_parser():
                    help="ice40-up5k, ice40-hx8k, ecp5-25k or ecp5-85k (default: ice40-up5k)")
     y.add_argument("--freq", type=float, default=None, metavar="MHZ",
                    help="requested clock (default: 12 for iCE40, 100 for ECP5); missing it fails")
-    y.add_argument("-o", "--output", help="output directory (default: build/CONFIG-TARGET)")
+    y.add_argument("-o", "--output", help="output directory (default: build/CONFIG-TARGET[-UNIT])")
     y.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default: 1)")
     y.add_argument("--breakdown", action="store_true",
                    help="add a per-module resource breakdown (always added when the design does not fit)")
     y.add_argument("--luts", choices=["abc9", "abc"], default="abc9",
                    help="LUT mapping: abc9 (timing-driven, yosys's default) or abc (abc -lut 4: "
                         "fewer LUTs on ECP5, faster)")
+    y.add_argument("--unit", default=None,
+                   help="place and route one unit of the core alone instead (fetch, loader, datamove, vector, "
+                        "matrix): its area and its own critical path; output in build/CONFIG-TARGET-UNIT")
     y.set_defaults(func=cmd_synth)
 
     o = sub.add_parser("board",
