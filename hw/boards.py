@@ -28,6 +28,18 @@ from xdsa.tools import tool_env, tool_path
 from .config import CoreConfig
 from .core import Core
 from .uart import baud_divisor
+
+
+def power_on_reset(m, clk, cycles=16):
+    """Clock `m`'s sync domain from `clk` and hold its reset for the first `cycles`
+    cycles (a power of two) after configuration, from a counter in a reset-less domain."""
+    m.domains.por = ClockDomain("por", reset_less=True, local=True)
+    m.domains.sync = ClockDomain("sync")
+    m.d.comb += [ClockSignal("por").eq(clk), ClockSignal("sync").eq(clk)]
+    timer = Signal(cycles.bit_length())
+    with m.If(~timer[-1]):
+        m.d.por += timer.eq(timer + 1)
+    m.d.comb += ResetSignal("sync").eq(~timer[-1])
 from .uart_bridge import DEFAULT_TIMEOUT_BITS, UARTBridge, check_bridge_params
 
 __all__ = ["BridgedCore", "BoardTop", "Board", "BOARDS", "get_board", "ecp5_pll", "ice40_pll",

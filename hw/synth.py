@@ -28,14 +28,14 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .boards import BridgedCore, DEFAULT_BAUD, run_logged, yowasp_env
+from .boards import BridgedCore, DEFAULT_BAUD, power_on_reset, run_logged, yowasp_env
 from .config import CoreConfig
 from .uart import baud_divisor
-from .unit_top import UNITS, UnitTop
+from .unit_top import UNITS, UnitTop, check_unit
 
 __all__ = ["Target", "TARGETS", "LUT_MAPPERS", "get_target", "ice40_synth_options", "SynthTop", "run_flow", "SynthFailure", "analyse",
            "report_markdown", "format_summary", "parse_utilisation", "parse_critical_paths"]
@@ -116,13 +116,7 @@ class SynthTop(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.domains.por = ClockDomain("por", reset_less=True, local=True)
-        m.domains.sync = ClockDomain("sync")
-        m.d.comb += [ClockSignal("por").eq(self.clk), ClockSignal("sync").eq(self.clk)]
-        timer = Signal(5)
-        with m.If(~timer[-1]):
-            m.d.por += timer.eq(timer + 1)
-        m.d.comb += ResetSignal("sync").eq(~timer[-1])
+        power_on_reset(m, self.clk)
         m.submodules.bridged = top = BridgedCore(self.config, self.divisor)
         m.d.comb += [top.rx.eq(self.rx), self.tx.eq(top.tx)]
         return m
@@ -318,26 +312,27 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     if not isinstance(config, CoreConfig):
         raise TypeError(f"config must be a CoreConfig, not {config!r}")
     freq = float(freq_mhz or target.default_mhz)
+    _check_luts(luts)                           # before the (long) elaboration
     if unit is not None:
-        top = UnitTop(config, unit)             # ValueError for a unit the configuration lacks
-        what = (f"the {UNITS[unit]} alone; pins clk, si (a shift chain into its {top.in_bits} input bits), "
-                f"so (its {top.out_bits} output bits, registered, XOR-folded)")
-    else:
-        top, what = SynthTop(config, freq), "core + UART bridge; pins clk, rx, tx"
+        check_unit(config, unit)
     name = f"{config.name}-{target.name}" + (f"-{unit}" if unit else "")
     out_dir = os.path.abspath(out_dir or os.path.join("build", name))
     os.makedirs(out_dir, exist_ok=True)
     tools = ("YOSYS", "NEXTPNR_ICE40") if target.family == "ice40" else ("YOSYS", "NEXTPNR_ECP5")
     env = yowasp_env(tools)
     times = {}
-    _check_luts(luts)                           # before the (long) elaboration
     report = {"config": config.name, "target": target.name, "device": target.device, "unit": unit,
-              "top": what, "requested_mhz": freq, "luts_mapper": luts, "out_dir": out_dir}
+              "top": "core + UART bridge; pins clk, rx, tx", "requested_mhz": freq, "luts_mapper": luts,
+              "out_dir": out_dir}
 
     log(f"[synth] {config.name}{f' ({unit} alone)' if unit else ''} on {target.name} ({target.device}) "
         f"at {freq:g} MHz -> {out_dir}")
     t0 = time.monotonic()
     log("[synth] elaborating the design (Amaranth) ...")
+    top = UnitTop(config, unit) if unit else SynthTop(config, freq)
+    if unit:
+        report["top"] = (f"the {UNITS[unit]} alone; pins clk, si (a shift chain into its {top.in_bits} input "
+                         f"bits), so (its {top.out_bits} output bits, registered, XOR-folded)")
     top_il = os.path.join(out_dir, "top.il")
     with open(top_il, "w") as f:
         f.write(rtlil.convert(top, name="top", emit_src=False))

@@ -15,11 +15,13 @@ cycle it arrives, a ready signal from the arbiter) start and end at these regist
 here, so a unit's Fmax alone is an upper bound for it in the core.
 """
 
-from amaranth.hdl import Cat, ClockDomain, ClockSignal, Module, ResetSignal, Signal, Value
+from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["UNITS", "UnitTop", "make_unit"]
+from .boards import power_on_reset
+
+__all__ = ["UNITS", "UnitTop", "check_unit", "make_unit"]
 
 UNITS = {
     "fetch": "instruction fetcher",
@@ -30,11 +32,20 @@ UNITS = {
 }
 
 
-def make_unit(config, unit):
-    """The unit `unit` (a key of `UNITS`) as the core builds it for `config`;
-    ValueError for an unknown unit or one the configuration does not have."""
+def check_unit(config, unit):
+    """ValueError, naming it, for an unknown unit or one `config` does not have."""
     if unit not in UNITS:
         raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(UNITS)}")
+    if unit == "vector" and not config.vector_bytes:
+        raise ValueError(f"configuration {config.name} has no vector engine (vector_bytes = 0)")
+    if unit == "matrix" and not config.array_n:
+        raise ValueError(f"configuration {config.name} has no matrix unit (array_n = 0)")
+
+
+def make_unit(config, unit):
+    """The unit `unit` (a key of `UNITS`) as the core builds it for `config` (see
+    `check_unit`)."""
+    check_unit(config, unit)
     if unit == "fetch":
         from .fetch import Fetcher
         return Fetcher(config)
@@ -48,12 +59,8 @@ def make_unit(config, unit):
         from .datamove_micro import DataMoveMicro
         return (DataMoveMicro if config.datamove == "micro" else DataMoveEngine)(config)
     if unit == "vector":
-        if not config.vector_bytes:
-            raise ValueError(f"configuration {config.name} has no vector engine (vector_bytes = 0)")
         from .vector import VectorEngine
         return VectorEngine(config)
-    if not config.array_n:
-        raise ValueError(f"configuration {config.name} has no matrix unit (array_n = 0)")
     from .matrix import MatrixEngine
     return MatrixEngine(config)
 
@@ -79,13 +86,7 @@ class UnitTop(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.domains.por = ClockDomain("por", reset_less=True, local=True)
-        m.domains.sync = ClockDomain("sync")
-        m.d.comb += [ClockSignal("por").eq(self.clk), ClockSignal("sync").eq(self.clk)]
-        timer = Signal(5)
-        with m.If(~timer[-1]):
-            m.d.por += timer.eq(timer + 1)
-        m.d.comb += ResetSignal("sync").eq(~timer[-1])
+        power_on_reset(m, self.clk)
 
         m.submodules.unit = unit = self.unit
         ins, outs = [], []
