@@ -237,6 +237,52 @@ class _Walker(Elaboratable):
                 set_line(nxt)
 
 
+class _RunQueue(Elaboratable):
+    """Two runs between a walker and the chunker that consumes them. The walker
+    advances when it has a run and the queue has room -- the queue's own registers,
+    never the chunker's decision of the cycle -- so the chunker's transfer decision
+    does not reach the walker's counters (their clock enables were the engine's
+    critical path). ``ready``: a run is queued (``pos``/``len``, the oldest); ``take``
+    drops it; ``have``: a run is queued or still to come. Latency: a run is queued one
+    cycle after the walker offers it; throughput one run per cycle."""
+
+    def __init__(self, walker):
+        self.w = walker
+        self.pos = Signal(len(walker.pos), name=f"{walker.name}_q_pos")
+        self.len = Signal(len(walker.len), name=f"{walker.name}_q_len")
+        self.ready = Signal(name=f"{walker.name}_q_ready")
+        self.have = Signal(name=f"{walker.name}_q_have")
+        self.take = Signal(name=f"{walker.name}_q_take")
+
+    def elaborate(self, platform):
+        m = Module()
+        w = self.w
+        slots = [(Signal.like(self.pos, name=f"{w.name}_q{i}_pos"), Signal.like(self.len, name=f"{w.name}_q{i}_len"))
+                 for i in range(2)]
+        head = Signal(name=f"{w.name}_q_head")
+        count = Signal(range(3), name=f"{w.name}_q_count")
+        push = Signal()
+        pop = Signal()
+        m.d.comb += [
+            push.eq(w.valid & (count != 2) & ~w.start), w.take.eq(push),
+            pop.eq(self.take & (count != 0)),
+            self.ready.eq(count != 0), self.have.eq((count != 0) | w.valid),
+            self.pos.eq(Mux(head, slots[1][0], slots[0][0])), self.len.eq(Mux(head, slots[1][1], slots[0][1])),
+        ]
+        tail = head ^ (count == 1)
+        with m.If(push):
+            for i, (sp, sl) in enumerate(slots):
+                with m.If(tail == i):
+                    m.d.sync += [sp.eq(w.pos), sl.eq(w.len)]
+        with m.If(w.start):
+            m.d.sync += [count.eq(0), head.eq(0)]
+        with m.Else():
+            m.d.sync += count.eq(count + push - pop)
+            with m.If(pop):
+                m.d.sync += head.eq(~head)
+        return m
+
+
 class DataMoveEngine(wiring.Component):
     """DATA_MOVE for one `CoreConfig` (see the module docstring for the
     microarchitecture, latency and throughput). ``table_bits`` is the width of the
@@ -533,13 +579,16 @@ class DataMoveEngine(wiring.Component):
         r_rem = Signal(RW)
         w_pos = Signal(PW)
         w_rem = Signal(RW)
+        m.submodules.sq = sq = _RunQueue(sw)
+        m.submodules.dq = dq = _RunQueue(dw)
         r_act, w_act = r_rem != 0, w_rem != 0
-        r_p = Mux(r_act, r_pos, sw.pos)
-        w_p = Mux(w_act, w_pos, dw.pos)
-        r_left = Mux(r_act, r_rem, Mux(is4, sw.len, sw.len << lsz)[:RW])
-        w_left = Mux(w_act, w_rem, Mux(is4, dw.len, dw.len << lsz)[:RW])
-        r_have = r_act | sw.valid
-        w_have = w_act | dw.valid
+        r_p = Mux(r_act, r_pos, sq.pos)
+        w_p = Mux(w_act, w_pos, dq.pos)
+        r_left = Mux(r_act, r_rem, Mux(is4, sq.len, sq.len << lsz)[:RW])
+        w_left = Mux(w_act, w_rem, Mux(is4, dq.len, dq.len << lsz)[:RW])
+        r_rdy = r_act | sq.ready                    # a run to take from now
+        w_rdy = w_act | dq.ready
+        w_have = w_act | dq.have                    # a run now or later
         r_addr = r_p[1:]                            # byte addresses
         w_addr = w_p[1:]
         r_n = Signal(lL + 1)                        # bytes of the source chunk
@@ -552,10 +601,10 @@ class DataMoveEngine(wiring.Component):
         w_take = Signal()
         with m.If(r_take):
             m.d.sync += [r_pos.eq(r_p + Mux(is4, 1, r_n << 1)), r_rem.eq(r_left - Mux(is4, 1, r_n))]
-            m.d.comb += sw.take.eq(~r_act)
+            m.d.comb += sq.take.eq(~r_act)
         with m.If(w_take):
             m.d.sync += [w_pos.eq(w_p + Mux(is4, 1, w_m << 1)), w_rem.eq(w_left - Mux(is4, 1, w_m))]
-            m.d.comb += dw.take.eq(~w_act)
+            m.d.comb += dq.take.eq(~w_act)
 
         rsp_off = Signal(lR)                        # the byte of interest in the next response
         rsp_byte = self.rd.rsp.payload.word_select(rsp_off, 8)
@@ -574,18 +623,18 @@ class DataMoveEngine(wiring.Component):
         pmask = ((Const(1, 4) << lsz) - 1)[:3]      # byte index within an element
 
         room = C - (wres - rptr)[:lC + 1]
-        r_go = st_on & ~imm & r_have & (r_n <= room)
+        r_go = st_on & ~imm & r_rdy & (r_n <= room)
         st_rd = Signal()                            # a delivery is scheduled (read or immediate)
         st_wr = Signal()
         if L == 1:
             # the immediate bypasses the buffer: byte (stream position mod size) of it
             ph = Signal(3)                          # stream bytes written, mod 8
-            w_go = st_on & w_have & (imm | (wdel != rptr))
+            w_go = st_on & w_rdy & (imm | (wdel != rptr))
             m.d.comb += st_rd.eq(r_go & self.rd.req.ready)
         else:
             # immediate: the reader delivers `lanes` bytes of the replicated immediate per
             # cycle instead of reading, so the buffer holds the periodic pattern
-            w_go = st_on & w_have & ((wdel - rptr)[:lC + 1] >= w_m)
+            w_go = st_on & w_rdy & ((wdel - rptr)[:lC + 1] >= w_m)
             m.d.comb += st_rd.eq((r_go & self.rd.req.ready) | (st_on & imm & (room >= L)))
         m.d.comb += st_wr.eq(w_go & self.wr.req.ready)
 
@@ -737,6 +786,8 @@ class DataMoveEngine(wiring.Component):
             with m.State("I_SRC"):
                 with m.If(~w_have):
                     m.next = "FINISH"
+                with m.Elif(~w_rdy | ~(imm | r_rdy)):
+                    pass                            # the runs are still on their way to the queues
                 with m.Elif(imm):
                     m.d.sync += nibble.eq(pattern[:4])
                     m.next = "I_DRD"
