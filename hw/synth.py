@@ -478,6 +478,15 @@ def _write_reports(report, out_dir):
         f.write(report_markdown(report))
 
 
+UNIT_HINT = ("Nothing was placed, so there is no critical path of the whole design; `xdsa synth --unit "
+             "fetch|loader|datamove|vector|matrix` places and routes one unit alone: its area and its own "
+             "critical path.")
+
+
+def _unplaced_core(report):
+    return not report.get("unit") and report.get("fits") is False
+
+
 def report_markdown(report):
     """The report as a Markdown page (report.md)."""
     unit = f", {report['unit']} alone" if report.get("unit") else ""
@@ -485,8 +494,10 @@ def report_markdown(report):
            f"Design: {report['top']}. Requested clock: {report['requested_mhz']:g} MHz. "
            f"LUT mapping: {report.get('luts_mapper', 'abc9')}. "
            f"Result: **{'PASS' if report['pass'] else 'FAIL'}**"
-           + (f" ({report['failure']})" if report.get("failure") else "") + ".", "",
-           "| resource | used | available | % |", "| --- | ---: | ---: | ---: |"]
+           + (f" ({report['failure']})" if report.get("failure") else "") + ".", ""]
+    if _unplaced_core(report):
+        out += [UNIT_HINT, ""]
+    out += ["| resource | used | available | % |", "| --- | ---: | ---: | ---: |"]
     for key, r in report["resources"].items():
         src = " (yosys)" if r.get("source") == "yosys" else ""
         pct = "" if r["percent"] is None else f"{r['percent']:.1f}"
@@ -546,5 +557,7 @@ def format_summary(report):
         for path, v in bd.items():
             lines.append(f"    {path:40s} {v.get('luts', 0):6d} {v.get('ffs', 0):6d} {v.get('brams', 0):4d}")
     lines.append(f"  result: {'PASS' if report['pass'] else 'FAIL: ' + report.get('failure', '')}")
+    if _unplaced_core(report):
+        lines.append("  " + UNIT_HINT)
     lines.append(f"  reports: {report['out_dir']}/report.md, report.json")
     return "\n".join(lines)

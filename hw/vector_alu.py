@@ -87,7 +87,7 @@ ALL_KINDS = frozenset(range(Kind.COUNT)) - {Kind.REDUCE}
 
 class VectorAlu(wiring.Component):
     """Stage S1 (see the module docstring). ``n`` = datapath bits (8 W); `kinds`: the
-    kinds built (default all; the others' results are left undefined, see
+    kinds built (default all; for the others the outputs stay at their defaults, see
     `hw.vector_alu_split`)."""
 
     def __init__(self, n, kinds=ALL_KINDS):

@@ -14,10 +14,10 @@ Two `hw.vector_alu.VectorAlu` instances share the stage's ports:
   passed through, so the stage's outputs are complete in the beat's last cycle,
   exactly where a full-width ALU has them.
 
-On `base` (n = 256, nb = 64) the two paths take 20 % of the LUTs the full-width
-ALU takes (measured with yosys, flattened: 11.9k + 8.1k LUT4 sites against
-48.9k); the narrow kinds run at one quarter of their full-width rate, e.g. CLIP
-on int8 at 8 bytes per cycle. DIV/MOD were one 64-bit lane group at a time
+On `base` (n = 256, nb = 64) the two paths with their sequencing take 43 % of the
+cells of the full-width ALU (yosys, flattened, `abc -lut 4`: 19,606 LUT4 + 1,501
+CCU2C against 47,634 + 1,312); the narrow kinds run at one quarter of their
+full-width rate, e.g. CLIP on int8 at 8 bytes per cycle. DIV/MOD were one 64-bit lane group at a time
 already and keep their speed.
 
 Latency: combinational, like `VectorAlu`. Throughput: one beat per ``occ`` cycles

@@ -107,6 +107,16 @@ def test_report_formats():
     assert "* from `proto.timer_SB_DFFESR_Q_19_D_SB_LUT4_O_LC.O`" in md
     assert "Result: **PASS**" in md
     assert "result: PASS" in format_summary(r)
+    assert "--unit" not in md + format_summary(r)
+
+    # a core that does not fit: nothing was placed, so the report points to the per-unit runs
+    head = {"config": "base", "target": "ice40-up5k", "device": "d", "top": "core + bridge", "requested_mhz": 12.0,
+            "out_dir": "build/x"}
+    r = analyse(dict(head), TARGETS["ice40-up5k"], 12.0, 1, LOG_OVERFULL, None, {"SB_LUT4": 7060})
+    assert "Result: **FAIL** (does not fit" in report_markdown(r)
+    assert "xdsa synth --unit" in report_markdown(r) and "xdsa synth --unit" in format_summary(r)
+    r = analyse(dict(head, unit="vector"), TARGETS["ice40-up5k"], 12.0, 1, LOG_OVERFULL, None, {"SB_LUT4": 7060})
+    assert "--unit" not in report_markdown(r)
 
 
 def test_cli_synth_rejects_bad_arguments(capsys):
