@@ -576,7 +576,7 @@ class DataMoveEngine(wiring.Component):
         w_rem = Signal(RW)
         # the write requests leave through two registers (`RegQueue`): the chunker's
         # decision does not reach the memory in the same cycle, and the memory's ready
-        # does not reach the chunker; `done` waits until both are empty
+        # does not reach the chunker; `done` waits until the queue is empty
         m.submodules.wq = wq = RegQueue(write_request_layout(len(self.wr.req.payload.row), 8 * R))
         m.d.comb += [self.wr.req.valid.eq(wq.r_valid), self.wr.req.payload.eq(wq.r_data),
                      wq.r_ready.eq(self.wr.req.ready)]
