@@ -325,8 +325,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
               "top": "core + UART bridge; pins clk, rx, tx", "requested_mhz": freq, "luts_mapper": luts,
               "out_dir": out_dir}
 
-    log(f"[synth] {config.name}{f' ({unit} alone)' if unit else ''} on {target.name} ({target.device}) "
-        f"at {freq:g} MHz -> {out_dir}")
+    log(f"[synth] {_design(config.name, unit)} on {target.name} ({target.device}) at {freq:g} MHz -> {out_dir}")
     t0 = time.monotonic()
     log("[synth] elaborating the design (Amaranth) ...")
     top = UnitTop(config, unit) if unit else SynthTop(config, freq)
@@ -373,8 +372,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     _write_reports(report, out_dir)
     log(f"[synth] wrote {out_dir}/report.json and report.md")
     if not report["pass"]:
-        raise SynthFailure(f"{config.name}{f' ({unit} alone)' if unit else ''} on {target.name}: "
-                           f"{report['failure']}", report)
+        raise SynthFailure(f"{_design(config.name, unit)} on {target.name}: {report['failure']}", report)
     return report
 
 
@@ -479,8 +477,12 @@ def _write_reports(report, out_dir):
 
 
 UNIT_HINT = ("Nothing was placed, so there is no critical path of the whole design; `xdsa synth --unit "
-             "fetch|loader|datamove|vector|matrix` places and routes one unit alone: its area and its own "
-             "critical path.")
+             f"{'|'.join(UNITS)}` places and routes one unit alone: its area and its own critical path.")
+
+
+def _design(config_name, unit):
+    """The design a message is about: ``base``, or ``base (vector alone)`` for a unit."""
+    return config_name + (f" ({unit} alone)" if unit else "")
 
 
 def _unplaced_core(report):
@@ -538,8 +540,7 @@ def report_markdown(report):
 
 def format_summary(report):
     """A few lines for the terminal: resources, Fmax, critical path, result."""
-    unit = f" ({report['unit']} alone)" if report.get("unit") else ""
-    lines = [f"{report['config']}{unit} on {report['target']} ({report['device']}), "
+    lines = [f"{_design(report['config'], report.get('unit'))} on {report['target']} ({report['device']}), "
              f"{report['requested_mhz']:g} MHz requested"]
     for key, r in report["resources"].items():
         if key in ("io", "plls", "sprams") and not r["used"]:

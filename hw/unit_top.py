@@ -75,33 +75,27 @@ class UnitTop(wiring.Component):
 
     def __init__(self, config, unit):
         self.unit = make_unit(config, unit)
-        self.in_bits = self.out_bits = 0
+        self._ins, self._outs = [], []
         for _, flow, value in self.unit.signature.flatten(self.unit):
-            if isinstance(Value.cast(value), Signal):
-                if flow.flow == In:
-                    self.in_bits += len(Value.cast(value))
-                else:
-                    self.out_bits += len(Value.cast(value))
+            value = Value.cast(value)
+            if isinstance(value, Signal):           # constant members are not ports
+                (self._ins if flow.flow == In else self._outs).append(value)
+        self.in_bits = sum(len(v) for v in self._ins)
+        self.out_bits = sum(len(v) for v in self._outs)
         super().__init__()
 
     def elaborate(self, platform):
         m = Module()
         power_on_reset(m, self.clk)
-
-        m.submodules.unit = unit = self.unit
-        ins, outs = [], []
-        for _, flow, value in unit.signature.flatten(unit):
-            value = Value.cast(value)
-            if isinstance(value, Signal):           # constant members are not ports
-                (ins if flow.flow == In else outs).append(value)
+        m.submodules.unit = self.unit
         chain = Signal(max(self.in_bits, 1))
         m.d.sync += chain.eq(Cat(self.si, chain[:-1]))
         pos = 0
-        for v in ins:
+        for v in self._ins:
             m.d.comb += v.eq(chain[pos:pos + len(v)])
             pos += len(v)
         level = Signal(max(self.out_bits, 1))
-        m.d.sync += level.eq(Cat(*outs))
+        m.d.sync += level.eq(Cat(*self._outs))
         while len(level) > 1:
             nxt = Signal((len(level) + 3) // 4)
             m.d.sync += nxt.eq(Cat(level[i:i + 4].xor() for i in range(0, len(level), 4)))

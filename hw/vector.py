@@ -68,7 +68,7 @@ from xdsa.golden.isa import DataUnit, Fault, Section
 from . import fields as F
 from .bus import engine_members, row_addr_bits
 from .vector_alu import OCC_BITS, beat_config_layout
-from .vector_ops import NARROW_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
+from .vector_ops import NARROW_SCALED_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
 from .vector_reduce import Reducer
 from .vector_stream import StreamReader, StreamWriter, funnel
@@ -312,7 +312,7 @@ class VectorEngine(wiring.Component):
         occ = Signal(OCC_BITS)
         pass2 = Signal()
         narrow_shift = exact_log2(cfg.narrow_groups)
-        narrow = Cat(kind == k for k in sorted(NARROW_KINDS) if k not in (Kind.DIV, Kind.MOD)).any()
+        narrow = Cat(kind == k for k in sorted(NARROW_SCALED_KINDS)).any()
         m.d.comb += occ.eq(Mux(narrow, occ_beat << narrow_shift, occ_beat))
         with m.Switch(kind):
             with m.Case(Kind.MUL):

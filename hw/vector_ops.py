@@ -11,9 +11,9 @@ each role's address and unit differs between opcodes (``src`` or ``src0``,
 from dataclasses import dataclass
 
 from xdsa.golden import isa
-from xdsa.golden.cycle.vector import NARROW
+from xdsa.golden.cycle.vector import NARROW, NARROW_SCALED
 
-__all__ = ["Kind", "OpInfo", "OPS", "OP_LIST", "ROLE_FIELDS", "REDUCE_AXES", "NARROW_KINDS"]
+__all__ = ["Kind", "OpInfo", "OPS", "OP_LIST", "ROLE_FIELDS", "REDUCE_AXES", "NARROW_KINDS", "NARROW_SCALED_KINDS"]
 
 
 class Kind:
@@ -96,12 +96,14 @@ OPS = _build()
 OP_LIST = tuple(OPS.values())
 
 
-def _narrow_kinds():
-    kinds = frozenset(OPS[mn].kind for mn in NARROW)
-    mixed = sorted(mn for mn, op in OPS.items() if op.kind in kinds and mn not in NARROW)
+def _kinds_of(mnemonics):
+    kinds = frozenset(OPS[mn].kind for mn in mnemonics)
+    mixed = sorted(mn for mn, op in OPS.items() if op.kind in kinds and mn not in mnemonics)
     assert not mixed, f"{mixed} share a kind with the narrow path's instructions"
     return kinds
 
 
-# the kinds on the ALU's narrow path (`CoreConfig.vector_narrow_bits`, `hw.vector_alu_split`)
-NARROW_KINDS = _narrow_kinds()
+# the kinds on the ALU's narrow path (`CoreConfig.vector_narrow_bits`, `hw.vector_alu_split`),
+# and those of them whose cycles per beat grow by `CoreConfig.narrow_groups`
+NARROW_KINDS = _kinds_of(NARROW)
+NARROW_SCALED_KINDS = _kinds_of(NARROW_SCALED)

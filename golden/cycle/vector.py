@@ -43,7 +43,7 @@ from dataclasses import dataclass, fields
 
 from ..isa import DataUnit, Fault
 
-__all__ = ["VectorModel", "VectorOutputs", "plan", "SIGNALS", "NARROW"]
+__all__ = ["VectorModel", "VectorOutputs", "plan", "SIGNALS", "NARROW", "NARROW_SCALED"]
 
 _BINARY = {"add", "sub", "max", "min", "maxsi", "minsi", "mul", "div", "mod", "pow", "seq", "sne", "sle",
            "slt", "sge", "sgt", "lsl", "lsr", "ror", "asl", "asr", "nsr"}
@@ -53,6 +53,8 @@ ELEMENTWISE = _BINARY | _LOGIC | _UNARY | {"median"}
 # the kinds on the ALU's narrow path (`CoreConfig.vector_narrow_bits`): one lane group of
 # the beat after the other, each taking the cycles a whole beat takes on a full-width ALU
 NARROW = frozenset({"pow", "median", "clip", "lsl", "lsr", "ror", "asl", "asr", "nsr", "div", "mod"})
+# those whose occupancy grows by ``narrow_groups`` (division is one 64-bit group at a time either way)
+NARROW_SCALED = NARROW - {"div", "mod"}
 
 IDLE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(11)
 S0, S1, S2, D = range(4)
@@ -116,8 +118,8 @@ def plan(mnemonic, f, groups=1, narrow_groups=1):
         occ = groups * L                # one 64-bit lane group (of N / 64) at a time
     elif mnemonic == "median":
         occ = 2
-    if mnemonic in NARROW and mnemonic not in ("div", "mod"):
-        occ *= narrow_groups            # (division is one 64-bit group at a time either way)
+    if mnemonic in NARROW_SCALED:
+        occ *= narrow_groups
     addr = {S0: f.get("src0", f.get("src", 0)), S1: f.get("src1", 0), S2: f.get("src2", 0), D: f.get("dst", 0)}
     return Plan(sources, units, addr, f.get("len", 0), L, occ, fault)
 
