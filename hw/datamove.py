@@ -142,13 +142,41 @@ class _Side:
         ]
 
 
+class _Counter:
+    """A walker's count of the runs left before a wrap: down from `lim - 1` to 0, with
+    the limit - 1 and "at 0" (``last``) in registers, so that the walker's decisions
+    start at flip-flops (no adder or comparator in front of its clock enables). A
+    limit of 0 counts 2**width runs, as an up-counter compared with the limit would."""
+
+    def __init__(self, m, name, width):
+        self.m = m
+        self.lim = Signal(width, name=f"{name}_lim")             # the walker's input
+        self.lm1 = Signal(width, name=f"{name}_lm1")             # limit - 1, latched at start
+        self.lm1_last = Signal(name=f"{name}_lm1_last")           # limit == 1
+        self.c = Signal(width, name=f"{name}_c")
+        self.last = Signal(name=f"{name}_last")                  # c == 0
+
+    def start(self):
+        lm1 = (self.lim - 1)[:len(self.lim)]
+        self.m.d.sync += [self.lm1.eq(lm1), self.lm1_last.eq(self.lim == 1),
+                          self.c.eq(lm1), self.last.eq(self.lim == 1)]
+
+    def reload(self):
+        self.m.d.sync += [self.c.eq(self.lm1), self.last.eq(self.lm1_last)]
+
+    def step(self):
+        self.m.d.sync += [self.c.eq(self.c - 1), self.last.eq(self.c == 1)]
+
+
 class _Walker(Elaboratable):
     """Enumerates runs (a start position in nibbles and a length in elements).
 
     Line mode: the lines of `lim_s` surfaces of `lim_l` lines (each line repeated
     `lim_v` times); element mode (only if `elem`): single elements of `lim_e` per
-    line, the position advancing by `step_i` every `lim_h` elements. `take` moves to
-    the next run; `valid` falls after the last one.
+    line, the position advancing by `step_i` every `lim_h` elements. `start` latches
+    every input (they may change afterwards); `take` moves to the next run; `valid`
+    falls after the last one. Latency: the first run is valid in the cycle after
+    `start`; throughput: one run per cycle.
     """
 
     def __init__(self, name, pw, ew, *, elem, repeat):
@@ -164,84 +192,94 @@ class _Walker(Elaboratable):
         self.line_len = Signal(ew, name=f"{name}_line_len")
         self.pos = Signal(pw, name=f"{name}_pos")
         self.len = Signal(ew, name=f"{name}_len")
-        self.a_surf = Signal(pw, name=f"{name}_a_surf")
-        self.a_line = Signal(pw, name=f"{name}_a_line")
-        self.c_l = Signal(24, name=f"{name}_c_l")
-        self.c_s = Signal(9, name=f"{name}_c_s")
         if repeat:
             self.lim_v = Signal(24, name=f"{name}_lim_v")
-            self.c_v = Signal(24, name=f"{name}_c_v")
         if elem:
             self.elem_mode = Signal(name=f"{name}_elem_mode")
             self.step_i = Signal(pw, name=f"{name}_step_i")
             self.lim_e = Signal(ew, name=f"{name}_lim_e")       # elements of a destination line
             self.lim_h = Signal(ew, name=f"{name}_lim_h")
-            self.a_elem = Signal(pw, name=f"{name}_a_elem")
-            self.c_e = Signal(ew, name=f"{name}_c_e")
-            self.c_h = Signal(ew, name=f"{name}_c_h")
 
     def elaborate(self, platform):
         m = Module()
+        n, pw = self.name, self.pw
+        cl, cs = _Counter(m, f"{n}_l", 24), _Counter(m, f"{n}_s", 9)
+        m.d.comb += [cl.lim.eq(self.lim_l), cs.lim.eq(self.lim_s)]
+        step_l, step_s = Signal(pw, name=f"{n}_q_step_l"), Signal(pw, name=f"{n}_q_step_s")
+        line_len = Signal.like(self.line_len, name=f"{n}_q_line_len")
+        a_surf, a_line = Signal(pw, name=f"{n}_a_surf"), Signal(pw, name=f"{n}_a_line")
+        counters = [cl, cs]
+        latched = [(step_l, self.step_l), (step_s, self.step_s), (line_len, self.line_len)]
+        if self.repeat:
+            cv = _Counter(m, f"{n}_v", 24)
+            m.d.comb += cv.lim.eq(self.lim_v)
+            counters.append(cv)
         if self.elem:
-            m.d.comb += [self.pos.eq(Mux(self.elem_mode, self.a_elem, self.a_line)),
-                         self.len.eq(Mux(self.elem_mode, 1, self.line_len))]
+            ce, ch = _Counter(m, f"{n}_e", len(self.lim_e)), _Counter(m, f"{n}_h", len(self.lim_h))
+            m.d.comb += [ce.lim.eq(self.lim_e), ch.lim.eq(self.lim_h)]
+            counters += [ce, ch]
+            elem_mode, step_i = Signal(name=f"{n}_q_elem_mode"), Signal(pw, name=f"{n}_q_step_i")
+            latched += [(elem_mode, self.elem_mode), (step_i, self.step_i)]
+            a_elem = self._a_elem = Signal(pw, name=f"{n}_a_elem")
+            m.d.comb += [self.pos.eq(Mux(elem_mode, a_elem, a_line)), self.len.eq(Mux(elem_mode, 1, line_len))]
         else:
-            m.d.comb += [self.pos.eq(self.a_line), self.len.eq(self.line_len)]
+            m.d.comb += [self.pos.eq(a_line), self.len.eq(line_len)]
 
         def set_line(v):
-            m.d.sync += self.a_line.eq(v)
+            m.d.sync += a_line.eq(v)
             if self.elem:
-                m.d.sync += self.a_elem.eq(v)
+                m.d.sync += a_elem.eq(v)
 
         with m.If(self.start):
-            m.d.sync += [self.valid.eq(1), self.a_surf.eq(self.base), self.c_l.eq(0), self.c_s.eq(0)]
+            m.d.sync += [self.valid.eq(1), a_surf.eq(self.base)]
+            m.d.sync += [q.eq(v) for q, v in latched]
+            for c in counters:
+                c.start()
             set_line(self.base)
-            if self.repeat:
-                m.d.sync += self.c_v.eq(0)
-            if self.elem:
-                m.d.sync += [self.c_e.eq(0), self.c_h.eq(0)]
         with m.Elif(self.take & self.valid):
             if self.elem:
-                e1, h1 = (self.c_e + 1)[:len(self.c_e)], (self.c_h + 1)[:len(self.c_h)]
-                with m.If(self.elem_mode & (e1 != self.lim_e)):
-                    m.d.sync += self.c_e.eq(e1)
-                    with m.If(h1 == self.lim_h):
-                        m.d.sync += [self.c_h.eq(0), self.a_elem.eq(self.a_elem + self.step_i)]
+                with m.If(elem_mode & ~ce.last):
+                    ce.step()
+                    with m.If(ch.last):
+                        ch.reload()
+                        m.d.sync += a_elem.eq(a_elem + step_i)
                     with m.Else():
-                        m.d.sync += self.c_h.eq(h1)
+                        ch.step()
                 with m.Else():
-                    self._next_line(m, set_line)
+                    self._next_line(m, set_line, a_surf, a_line, step_l, step_s, counters)
             else:
-                self._next_line(m, set_line)
+                self._next_line(m, set_line, a_surf, a_line, step_l, step_s, counters)
         return m
 
-    def _next_line(self, m, set_line):
+    def _next_line(self, m, set_line, a_surf, a_line, step_l, step_s, counters):
         """The run after the last of a line: the next line, surface or the end."""
+        cl, cs = counters[:2]
         if self.elem:
-            m.d.sync += [self.c_e.eq(0), self.c_h.eq(0)]
-        l1, s1 = (self.c_l + 1)[:24], (self.c_s + 1)[:9]
-        with m.If(l1 == self.lim_l):
-            m.d.sync += self.c_l.eq(0)
+            for c in counters[-2:]:
+                c.reload()
+        with m.If(cl.last):
+            cl.reload()
             if self.repeat:
-                m.d.sync += self.c_v.eq(0)
-            with m.If(s1 == self.lim_s):
+                counters[2].reload()
+            with m.If(cs.last):
                 m.d.sync += self.valid.eq(0)
             with m.Else():
-                nxt = (self.a_surf + self.step_s)[:self.pw]
-                m.d.sync += [self.c_s.eq(s1), self.a_surf.eq(nxt)]
+                nxt = (a_surf + step_s)[:self.pw]
+                cs.step()
+                m.d.sync += a_surf.eq(nxt)
                 set_line(nxt)
         with m.Else():
-            m.d.sync += self.c_l.eq(l1)
-            nxt = (self.a_line + self.step_l)[:self.pw]
+            cl.step()
+            nxt = (a_line + step_l)[:self.pw]
             if self.repeat:
-                v1 = (self.c_v + 1)[:24]
-                with m.If(v1 == self.lim_v):
-                    m.d.sync += self.c_v.eq(0)
+                cv = counters[2]
+                with m.If(cv.last):
+                    cv.reload()
                     set_line(nxt)
                 with m.Else():
-                    m.d.sync += self.c_v.eq(v1)
+                    cv.step()
                     if self.elem:
-                        m.d.sync += self.a_elem.eq(self.a_line)
+                        m.d.sync += self._a_elem.eq(a_line)
             else:
                 set_line(nxt)
 
@@ -543,6 +581,8 @@ class DataMoveEngine(wiring.Component):
                        | (~empty & shape_bad) | (overlap & ~overlap_ok)),
             out_of_range.eq((~imm & s.has & s.oor) | (d.has & d.oor)),
         ]
+        illegal_q, out_of_range_q = Signal(), Signal()
+        m.d.sync += [illegal_q.eq(illegal), out_of_range_q.eq(out_of_range)]
 
         # --- walkers ------------------------------------------------------------------------
         sw = _Walker("sw", PW, AW + 2, elem=True, repeat=True)     # source runs, destination order
@@ -574,10 +614,20 @@ class DataMoveEngine(wiring.Component):
         r_rem = Signal(RW)
         w_pos = Signal(PW)
         w_rem = Signal(RW)
-        # the write requests leave through two registers (`RegQueue`): the chunker's
-        # decision does not reach the memory in the same cycle, and the memory's ready
-        # does not reach the chunker; `done` waits until the queue is empty
-        m.submodules.wq = wq = RegQueue(write_request_layout(len(self.wr.req.payload.row), 8 * R))
+        # A write chunk is decided in one cycle (`st_wr`: its row, offset and length are
+        # registered as the pending chunk, `pv`) and its data gathered from the buffer in
+        # the next, into a three-entry register queue (`RegQueue`) that the write port
+        # reads: the decision reaches neither the funnel shifter nor the memory in its
+        # cycle, and the memory's ready does not reach the decision. A chunk is decided
+        # only when the queue will have room for it (its count plus the pending chunk
+        # below 3); `done` waits until both are empty.
+        m.submodules.wq = wq = RegQueue(write_request_layout(len(self.wr.req.payload.row), 8 * R), depth=3)
+        pv = Signal()                               # a chunk was decided in the last cycle
+        p_row = Signal(len(self.wr.req.payload.row))
+        p_off = Signal(lR)                          # its first byte in the row
+        p_m = Signal(lL + 1)                        # its bytes
+        w_space = Signal()
+        m.d.comb += w_space.eq(wq.count + pv < 3)
         m.d.comb += [self.wr.req.valid.eq(wq.r_valid), self.wr.req.payload.eq(wq.r_data),
                      wq.r_ready.eq(self.wr.req.ready)]
         m.submodules.sq = sq = _RunQueue(sw)
@@ -637,7 +687,7 @@ class DataMoveEngine(wiring.Component):
             # cycle instead of reading, so the buffer holds the periodic pattern
             w_go = st_on & w_rdy & ((wdel - rptr)[:lC + 1] >= w_m)
             m.d.comb += st_rd.eq((r_go & self.rd.req.ready) | (st_on & imm & (room >= L)))
-        m.d.comb += st_wr.eq(w_go & wq.w_ready)
+        m.d.comb += st_wr.eq(w_go & w_space)
 
         # delivery -> buffer
         if L == 1:
@@ -671,22 +721,30 @@ class DataMoveEngine(wiring.Component):
             m.d.comb += r_take.eq(~imm)
 
         # buffer -> write data: stream bytes rptr.. go to row offsets w_addr % R ..
-        wr_be = Signal(R)                           # w_m bytes from w_addr % R
-        m.d.comb += wr_be.eq((~(Const((1 << R) - 1, R) << w_m)[:R] << w_addr[:lR])[:R])
+        # The pending chunk's bytes stay in the buffer in the cycle after its decision:
+        # the room it frees lets a read be issued in that cycle at the earliest, whose
+        # response lands in the buffer a cycle later.
+        m.d.sync += pv.eq(st_wr)
+        with m.If(st_wr):
+            m.d.sync += [p_row.eq(w_addr[lR:]), p_off.eq(w_addr[:lR]), p_m.eq(w_m)]
+        wr_be = Signal(R)                           # p_m bytes from p_off
+        m.d.comb += wr_be.eq((~(Const((1 << R) - 1, R) << p_m)[:R] << p_off)[:R])
         if L == 1:
-            st_byte = Mux(imm, pattern.word_select(ph & pmask, 8), buf.word_select(rptr[:lC], 8))
-            st_data = st_byte.replicate(R)
+            p_byte = Signal(8)
             with m.If(st_wr):
-                m.d.sync += ph.eq(ph + 1)
+                m.d.sync += [ph.eq(ph + 1),
+                             p_byte.eq(Mux(imm, pattern.word_select(ph & pmask, 8), buf.word_select(rptr[:lC], 8)))]
             with m.If(dw.start):
                 m.d.sync += ph.eq(0)
+            st_data = p_byte.replicate(R)
         else:
-            gbase = (rptr - w_addr[:lL])[:lC]
-            blk0 = buf.word_select(gbase[lL:], 8 * L)
-            blk1 = buf.word_select((gbase[lL:] + 1)[:2], 8 * L)
-            g = _shr_bytes(Cat(blk0, blk1), gbase[:lL])[:8 * L]
-            # bytes outside the enables are zero, so that the request holds while it
-            # waits (buffer slots outside the chunk may fill meanwhile)
+            p_gb = Signal(lC)                       # the buffer slot of the chunk's first row byte
+            with m.If(st_wr):
+                m.d.sync += p_gb.eq((rptr - w_addr[:lL])[:lC])
+            blk0 = buf.word_select(p_gb[lL:], 8 * L)
+            blk1 = buf.word_select((p_gb[lL:] + 1)[:2], 8 * L)
+            g = _shr_bytes(Cat(blk0, blk1), p_gb[:lL])[:8 * L]
+            # bytes outside the enables are zero (the memory's write data are defined)
             be_bits = Cat(*(be_b.replicate(8) for be_b in wr_be))
             st_data = g.replicate(R // L) & be_bits
         with m.If(st_wr):
@@ -703,14 +761,15 @@ class DataMoveEngine(wiring.Component):
 
         # --- port multiplexing ----------------------------------------------------------------
         wreq = wq.w_data
-        m.d.comb += wreq.row.eq(w_addr[lR:])
         with m.If(st_on):
-            m.d.comb += [self.rd.req.valid.eq(r_go), self.rd.req.payload.eq(r_addr[lR:]),
-                         wq.w_valid.eq(w_go), wreq.be.eq(wr_be), wreq.data.eq(st_data)]
+            m.d.comb += [self.rd.req.valid.eq(r_go), self.rd.req.payload.eq(r_addr[lR:])]
         with m.Else():
-            m.d.comb += [self.rd.req.valid.eq(i_rd_v), self.rd.req.payload.eq(i_rd_row),
-                         wq.w_valid.eq(i_wr_v), wreq.be.eq((Const(1, R) << w_addr[:lR])[:R]),
-                         wreq.data.eq(merged.replicate(R))]
+            m.d.comb += [self.rd.req.valid.eq(i_rd_v), self.rd.req.payload.eq(i_rd_row)]
+        with m.If(pv):
+            m.d.comb += [wq.w_valid.eq(1), wreq.row.eq(p_row), wreq.be.eq(wr_be), wreq.data.eq(st_data)]
+        with m.Else():                              # the nibble path (pv is 0 outside STREAM)
+            m.d.comb += [wq.w_valid.eq(i_wr_v), wreq.row.eq(w_addr[lR:]),
+                         wreq.be.eq((Const(1, R) << w_addr[:lR])[:R]), wreq.data.eq(merged.replicate(R))]
 
         # --- control ----------------------------------------------------------------------
         m.d.comb += self.done.payload.fault.eq(fault)
@@ -732,13 +791,13 @@ class DataMoveEngine(wiring.Component):
                     m.d.sync += sd.eq(1)
                     m.next = "LINES"
                 with m.Elif(~sd | transpose):
-                    m.next = "CHECK"
+                    m.next = "SETTLE"
                 with m.Elif(normal):
                     m.next = "CNT_S"
                 with m.Elif(s.has & d.has):             # upsample
                     m.next = "UP_H"
                 with m.Else():
-                    m.next = "CHECK"
+                    m.next = "SETTLE"
 
             side_states(after_side)
 
@@ -748,7 +807,7 @@ class DataMoveEngine(wiring.Component):
                 m.next = "CNT_D"
 
             mac_state("CNT_S", x_n, x.trans, cnt_d, clear=True)
-            mac_state("CNT_D", x_n, x.trans, goto("CHECK"), sub=True)
+            mac_state("CNT_D", x_n, x.trans, goto("SETTLE"), sub=True)
 
             def got_kh():
                 m.d.sync += [kh.eq(ma), kh_ok.eq(acc_zero)]
@@ -756,17 +815,22 @@ class DataMoveEngine(wiring.Component):
 
             def got_kv():
                 m.d.sync += [kv.eq(ma), kv_ok.eq(acc_zero)]
-                m.next = "CHECK"
+                m.next = "SETTLE"
 
             div_state("UP_H", d.width, s.width, got_kh)
             div_state("UP_V", d.lines, s.lines, got_kv)
 
+            # the verdicts are registered (`illegal_q`, `out_of_range_q`) in SETTLE, off the
+            # path into the walkers' starts
+            with m.State("SETTLE"):
+                m.next = "CHECK"
+
             with m.State("CHECK"):
                 m.d.sync += [r_rem.eq(0), w_rem.eq(0), wres.eq(0), wdel.eq(0), rptr.eq(0), fault.eq(0)]
-                with m.If(illegal):
+                with m.If(illegal_q):
                     m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
                     m.next = "FINISH"
-                with m.Elif(out_of_range):
+                with m.Elif(out_of_range_q):
                     m.d.sync += fault.eq(int(Fault.ADDRESS_RANGE))
                     m.next = "FINISH"
                 with m.Elif(~d.has):
@@ -780,7 +844,7 @@ class DataMoveEngine(wiring.Component):
 
             with m.State("STREAM"):
                 m.d.comb += st_on.eq(1)
-                with m.If(~w_have & wq.empty):
+                with m.If(~w_have & ~pv & wq.empty):
                     m.next = "FINISH"
 
             # nibble path: one element at a time, read-modify-write of the destination byte

@@ -1,18 +1,21 @@
-"""`hw.reg_queue.RegQueue` against a Python model of a two-entry queue, every cycle:
-random writes, reads and flushes; ``w_ready``/``r_valid``/``empty`` from the
-count, ``r_data`` the oldest entry, order kept, a flush drops everything (and the
-write of its cycle), one entry per cycle sustained."""
+# amaranth: UnusedElaboratable=no
+"""`hw.reg_queue.RegQueue` against a Python model of a queue of 2 and 3 entries,
+every cycle: random writes, reads and flushes; ``w_ready``/``r_valid``/``empty``/
+``count`` from the count, ``r_data`` the oldest entry, order kept, a flush drops
+everything (and the write of its cycle), one entry per cycle sustained."""
 
 import random
 from collections import deque
 
+import pytest
 from amaranth.sim import Simulator
 
 from xdsa.hw.reg_queue import RegQueue
 
 
-def test_against_model():
-    dut = RegQueue(16)
+@pytest.mark.parametrize("depth", [2, 3])
+def test_against_model(depth):
+    dut = RegQueue(16, depth)
     model = deque()
     rng = random.Random(7)
     passed = []
@@ -27,13 +30,14 @@ def test_against_model():
             ctx.set(dut.w_data, nxt)
             ctx.set(dut.r_ready, r)
             ctx.set(dut.flush, flush)
-            assert ctx.get(dut.w_ready) == (len(model) < 2), cycle
+            assert ctx.get(dut.w_ready) == (len(model) < depth), cycle
             assert ctx.get(dut.r_valid) == (len(model) > 0), cycle
             assert ctx.get(dut.empty) == (len(model) == 0), cycle
+            assert ctx.get(dut.count) == len(model), cycle
             if model:
                 assert ctx.get(dut.r_data) == model[0], cycle
             popped = r and model
-            pushed = w and len(model) < 2 and not flush
+            pushed = w and len(model) < depth and not flush
             if popped:
                 passed.append(model.popleft())
             if pushed:
@@ -50,9 +54,10 @@ def test_against_model():
     assert len(passed) > 1000
 
 
-def test_one_entry_per_cycle():
+@pytest.mark.parametrize("depth", [2, 3])
+def test_one_entry_per_cycle(depth):
     """Written and read every cycle, the queue passes one entry per cycle, one cycle late."""
-    dut = RegQueue(8)
+    dut = RegQueue(8, depth)
 
     async def bench(ctx):
         ctx.set(dut.w_valid, 1)
@@ -69,3 +74,8 @@ def test_one_entry_per_cycle():
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
+
+
+def test_depth_is_checked():
+    with pytest.raises(ValueError, match="at least 2 entries, not 1"):
+        RegQueue(8, 1)
