@@ -104,10 +104,6 @@ OPCODES = ("data_move",)
 NORMAL, IMMEDIATE, UPSAMPLE, TRANSPOSE = range(4)      # transfer_mode codes
 
 
-def _min(a, b):
-    return Mux(a < b, a, b)
-
-
 def _shr_bytes(v, amount):
     """`v` shifted right by `amount` bytes (a Value), same width."""
     return v >> Cat(Const(0, 3), amount)
@@ -286,7 +282,9 @@ class _Walker(Elaboratable):
 
 class _RunQueue(Elaboratable):
     """Two runs (`hw.reg_queue.RegQueue`) between a walker and the chunker that
-    consumes them. The walker advances when it has a run and the queue has room --
+    consumes them, each as its position and its length in bytes (nibbles for int4:
+    `is4`; `lsz` is log2 of the element's bytes), so the chunker starts from
+    registers. The walker advances when it has a run and the queue has room --
     the queue's own registers, never the chunker's decision of the cycle -- so the
     chunker's transfer decision does not reach the walker's counters (their clock
     enables were the engine's critical path). ``ready``: a run is queued (``pos``/
@@ -294,10 +292,10 @@ class _RunQueue(Elaboratable):
     come. Latency: a run is queued one cycle after the walker offers it; throughput
     one run per cycle."""
 
-    def __init__(self, walker):
-        self.w = walker
+    def __init__(self, walker, is4, lsz):
+        self.w, self.is4, self.lsz = walker, is4, lsz
         self.pos = Signal(len(walker.pos), name=f"{walker.name}_q_pos")
-        self.len = Signal(len(walker.len), name=f"{walker.name}_q_len")
+        self.len = Signal(len(walker.len), name=f"{walker.name}_q_len")          # bytes (int4: nibbles)
         self.ready = Signal(name=f"{walker.name}_q_ready")
         self.have = Signal(name=f"{walker.name}_q_have")
         self.take = Signal(name=f"{walker.name}_q_take")
@@ -307,7 +305,7 @@ class _RunQueue(Elaboratable):
         w = self.w
         m.submodules.q = q = RegQueue(data.StructLayout({"pos": len(w.pos), "len": len(w.len)}))
         m.d.comb += [
-            q.flush.eq(w.start), q.w_valid.eq(w.valid), q.w_data.pos.eq(w.pos), q.w_data.len.eq(w.len),
+            q.flush.eq(w.start), q.w_valid.eq(w.valid), q.w_data.pos.eq(w.pos), q.w_data.len.eq(Mux(self.is4, w.len, w.len << self.lsz)),
             w.take.eq(w.valid & q.w_ready & ~w.start),
             q.r_ready.eq(self.take),
             self.ready.eq(q.r_valid), self.have.eq(q.r_valid | w.valid),
@@ -373,15 +371,15 @@ class DataMoveEngine(wiring.Component):
         def fld_hi(name):                           # field bits AW + 1 and up nonzero
             return keep(Signal(name=f"f_{name}_hi"), comb_fld(name)[AW + 1:] != 0)
 
-        unit = fld("data_unit")
         mode = fld("transfer_mode")
-        is4 = Signal()
+        is4 = Signal()                              # the data unit, decoded as it is captured
         lsz = Signal(2)                             # log2(element bytes)
-        with m.Switch(unit):
-            for u in DataUnit:
-                with m.Case(int(u)):
-                    m.d.comb += [is4.eq(u.bits == 4),
-                                 lsz.eq(exact_log2(u.bits // 8) if u.bits >= 8 else 0)]
+        with m.If(capture):
+            with m.Switch(comb_fld("data_unit")):
+                for u in DataUnit:
+                    with m.Case(int(u)):
+                        m.d.sync += [is4.eq(u.bits == 4),
+                                     lsz.eq(exact_log2(u.bits // 8) if u.bits >= 8 else 0)]
         imm = mode == IMMEDIATE
         normal, upsample, transpose = mode == NORMAL, mode == UPSAMPLE, mode == TRANSPOSE
         d = _Side(m, fld, fld_hi, AW, "des")
@@ -630,13 +628,13 @@ class DataMoveEngine(wiring.Component):
         m.d.comb += w_space.eq(wq.count + pv < 3)
         m.d.comb += [self.wr.req.valid.eq(wq.r_valid), self.wr.req.payload.eq(wq.r_data),
                      wq.r_ready.eq(self.wr.req.ready)]
-        m.submodules.sq = sq = _RunQueue(sw)
-        m.submodules.dq = dq = _RunQueue(dw)
+        m.submodules.sq = sq = _RunQueue(sw, is4, lsz)
+        m.submodules.dq = dq = _RunQueue(dw, is4, lsz)
         r_act, w_act = r_rem != 0, w_rem != 0
         r_p = Mux(r_act, r_pos, sq.pos)
         w_p = Mux(w_act, w_pos, dq.pos)
-        r_left = Mux(r_act, r_rem, Mux(is4, sq.len, sq.len << lsz)[:RW])
-        w_left = Mux(w_act, w_rem, Mux(is4, dq.len, dq.len << lsz)[:RW])
+        r_left = Mux(r_act, r_rem, sq.len)
+        w_left = Mux(w_act, w_rem, dq.len)
         r_rdy = r_act | sq.ready                    # a run to take from now
         w_rdy = w_act | dq.ready
         w_have = w_act | dq.have                    # a run now or later
@@ -647,7 +645,11 @@ class DataMoveEngine(wiring.Component):
         if L == 1:
             m.d.comb += [r_n.eq(1), w_m.eq(1)]
         else:
-            m.d.comb += [r_n.eq(_min(r_left, L - r_addr[:lL])), w_m.eq(_min(w_left, L - w_addr[:lL]))]
+            def chunk(left, addr):
+                """min(left, L - addr % L), comparing only the low bits of `left`."""
+                space = (Const(L, lL + 1) - addr[:lL])[:lL + 1]
+                return Mux((left[lL + 1:] != 0) | (left[:lL + 1] >= space), space, left[:lL + 1])
+            m.d.comb += [r_n.eq(chunk(r_left, r_addr)), w_m.eq(chunk(w_left, w_addr))]
         r_take = Signal()                           # the source run advances by a chunk/nibble
         w_take = Signal()
         with m.If(r_take):
