@@ -35,15 +35,16 @@ Microarchitecture
   (every destination line is contiguous); the source walker gives, in destination
   order, source lines (normal; upsample with kh = 1, each line kv times) or
   single elements (transpose: ``src(s, e, l)``; upsample with kh > 1:
-  ``src(l // kv, e // kh)``). Each walker hands its runs to the chunker through a
-  two-run queue (`_RunQueue`), and the write requests leave through a two-entry
-  queue (`hw.reg_queue.RegQueue`): the chunker's transfer decision reaches neither
-  the walkers' counters nor the memory in the same cycle (on the ECP5-85F the
-  engine alone went from 50.4 to 53.4 MHz, mean of three placements, with the run
-  queues; the write queue cuts the path into the core's write arbiter, and the
-  engine's own critical path is now its write datapath: docs/boards.md).
-  ``done`` waits for the write queue to drain, and the nibble path reads
-  a destination byte only once the previous element's write has left it.
+  ``src(l // kv, e // kh)``). A walker latches its inputs at its start and
+  counts down, with the limits - 1 and "count at 0" in registers, so its
+  decisions start at flip-flops. Each walker hands its runs (position, length in
+  bytes) to the chunker through a two-run queue (`_RunQueue`); a write chunk is
+  decided in one cycle and its data gathered from the stream buffer in the next,
+  into a three-entry queue (`hw.reg_queue.RegQueue`) that the write port reads:
+  the chunker's decisions reach neither the walkers' counters, nor the funnel
+  shifter, nor the memory in the same cycle (docs/boards.md has the Fmax steps).
+  ``done`` waits for the write queue to drain, and the nibble path reads a
+  destination byte only once the previous element's write has left it.
 * **Byte-stream path** (units of 8 bits or more, every mode): a reader cuts the
   source runs into chunks that never cross a ``lanes``-aligned block, one row read
   each, and reserves room for them in a circular buffer of ``4 * lanes`` bytes
@@ -64,9 +65,11 @@ setup is 14 cycles for a 1-D normal move (8 for immediate; faults are answered
 2 cycles after setup, RESERVED_UNIT after 3 cycles in all), plus per side whose
 width is neither 0 nor trans_size about 2 * bitlen(lines) + 3 for the division,
 plus bitlen(lines - 1) + bitlen(num_trans - 1) for a 2/3-D span, plus two
-divisions for upsample. The move follows; ``done`` comes 3 cycles after the last
-write is queued. Measured with row_bytes = 32: a one-byte move takes 22 cycles (20
-before the queues), a 2-D move of four 4-byte lines 65, an empty move 16.
+divisions for upsample, plus one cycle that registers the checks' verdict. The
+move follows; ``done`` comes 4 cycles after the last write is decided. Measured
+with row_bytes = 32: a one-byte move takes 24 cycles (20 before the queues and
+registers that cut the engine's paths), a 2-D move of four 4-byte lines 47, an
+empty move 17.
 
 Throughput in steady state (no memory stalls; L = ``config.lanes``; measured
 figures for row_bytes = lanes = 32 from tests/hw/test_datamove.py):
@@ -311,6 +314,60 @@ class _RunQueue(Elaboratable):
             self.ready.eq(q.r_valid), self.have.eq(q.r_valid | w.valid),
             self.pos.eq(q.r_data.pos), self.len.eq(q.r_data.len),
         ]
+        return m
+
+
+class _Chunker(Elaboratable):
+    """Cuts the runs of a `_RunQueue` into chunks that never cross an `L`-byte block
+    (int4, `is4`: single nibbles) and queues them in a `hw.reg_queue.RegQueue`:
+    ``valid``, ``pos`` (nibble position of the chunk's first byte or nibble), ``n``
+    (its bytes; 1 for a nibble), ``take`` drops it. Chunk sizes depend only on the
+    runs, not on the stream buffer, so they are cut ahead: the reader's and the
+    writer's transfer decisions start at the queue's registers, and the chunker
+    advances on the queue's room alone. ``have``: a chunk is queued or still to
+    come; ``flush`` drops everything. Latency: a run's first chunk is queued one
+    cycle after the run; throughput: one chunk per cycle."""
+
+    def __init__(self, runs, is4, L, pw, rw):
+        self.runs, self.is4, self.L, self.pw, self.rw = runs, is4, L, pw, rw
+        name = runs.w.name
+        self.valid = Signal(name=f"{name}_c_valid")
+        self.pos = Signal(pw, name=f"{name}_c_pos")
+        self.n = Signal(exact_log2(L) + 1, name=f"{name}_c_n")
+        self.take = Signal(name=f"{name}_c_take")
+        self.have = Signal(name=f"{name}_c_have")
+        self.flush = Signal(name=f"{name}_c_flush")
+
+    def elaborate(self, platform):
+        m = Module()
+        L, lL, rq, is4 = self.L, exact_log2(self.L), self.runs, self.is4
+        m.submodules.q = q = RegQueue(data.StructLayout({"pos": self.pw, "n": lL + 1}))
+        pos = Signal(self.pw)                       # the run being cut
+        rem = Signal(self.rw)                       # its bytes (nibbles) not yet queued
+        act = Signal()                              # rem != 0, kept in a register
+        p = Mux(act, pos, rq.pos)
+        left = Mux(act, rem, rq.len)
+        n = Signal(lL + 1)
+        if L == 1:
+            m.d.comb += n.eq(1)
+        else:
+            space = (Const(L, lL + 1) - p[1:lL + 1])[:lL + 1]
+            big = (left[lL + 1:] != 0) | (left[:lL + 1] >= space)
+            m.d.comb += n.eq(Mux(is4, 1, Mux(big, space, left[:lL + 1])))
+        push = Signal()
+        m.d.comb += [
+            push.eq((act | rq.ready) & q.w_ready & ~self.flush),
+            q.w_valid.eq(push), q.w_data.pos.eq(p), q.w_data.n.eq(n), q.flush.eq(self.flush),
+            q.r_ready.eq(self.take),
+            self.valid.eq(q.r_valid), self.pos.eq(q.r_data.pos), self.n.eq(q.r_data.n),
+            self.have.eq(q.r_valid | act | rq.have),
+        ]
+        step = Mux(is4, 1, n)
+        with m.If(self.flush):
+            m.d.sync += [rem.eq(0), act.eq(0)]
+        with m.Elif(push):
+            m.d.sync += [pos.eq(p + Mux(is4, 1, n << 1)), rem.eq(left - step), act.eq(left != step)]
+            m.d.comb += rq.take.eq(~act)
         return m
 
 
@@ -608,10 +665,6 @@ class DataMoveEngine(wiring.Component):
         ]
 
         # --- the current source / destination run (shared by both paths) ------------------
-        r_pos = Signal(PW)
-        r_rem = Signal(RW)
-        w_pos = Signal(PW)
-        w_rem = Signal(RW)
         # A write chunk is decided in one cycle (`st_wr`: its row, offset and length are
         # registered as the pending chunk, `pv`) and its data gathered from the buffer in
         # the next, into a three-entry register queue (`RegQueue`) that the write port
@@ -630,34 +683,17 @@ class DataMoveEngine(wiring.Component):
                      wq.r_ready.eq(self.wr.req.ready)]
         m.submodules.sq = sq = _RunQueue(sw, is4, lsz)
         m.submodules.dq = dq = _RunQueue(dw, is4, lsz)
-        r_act, w_act = r_rem != 0, w_rem != 0
-        r_p = Mux(r_act, r_pos, sq.pos)
-        w_p = Mux(w_act, w_pos, dq.pos)
-        r_left = Mux(r_act, r_rem, sq.len)
-        w_left = Mux(w_act, w_rem, dq.len)
-        r_rdy = r_act | sq.ready                    # a run to take from now
-        w_rdy = w_act | dq.ready
-        w_have = w_act | dq.have                    # a run now or later
+        m.submodules.sc = sc = _Chunker(sq, is4, L, PW, RW)
+        m.submodules.dc = dc = _Chunker(dq, is4, L, PW, RW)
+        r_p, w_p = sc.pos, dc.pos                   # the next source / destination chunk
+        r_rdy, w_rdy = sc.valid, dc.valid
+        w_have = dc.have                            # a destination chunk now or later
         r_addr = r_p[1:]                            # byte addresses
         w_addr = w_p[1:]
-        r_n = Signal(lL + 1)                        # bytes of the source chunk
-        w_m = Signal(lL + 1)                        # bytes of the destination chunk
-        if L == 1:
-            m.d.comb += [r_n.eq(1), w_m.eq(1)]
-        else:
-            def chunk(left, addr):
-                """min(left, L - addr % L), comparing only the low bits of `left`."""
-                space = (Const(L, lL + 1) - addr[:lL])[:lL + 1]
-                return Mux((left[lL + 1:] != 0) | (left[:lL + 1] >= space), space, left[:lL + 1])
-            m.d.comb += [r_n.eq(chunk(r_left, r_addr)), w_m.eq(chunk(w_left, w_addr))]
-        r_take = Signal()                           # the source run advances by a chunk/nibble
+        r_n, w_m = sc.n, dc.n                       # their bytes
+        r_take = Signal()                           # the chunk/nibble is done
         w_take = Signal()
-        with m.If(r_take):
-            m.d.sync += [r_pos.eq(r_p + Mux(is4, 1, r_n << 1)), r_rem.eq(r_left - Mux(is4, 1, r_n))]
-            m.d.comb += sq.take.eq(~r_act)
-        with m.If(w_take):
-            m.d.sync += [w_pos.eq(w_p + Mux(is4, 1, w_m << 1)), w_rem.eq(w_left - Mux(is4, 1, w_m))]
-            m.d.comb += dq.take.eq(~w_act)
+        m.d.comb += [sc.take.eq(r_take), dc.take.eq(w_take)]
 
         rsp_off = Signal(lR)                        # the byte of interest in the next response
         rsp_byte = self.rd.rsp.payload.word_select(rsp_off, 8)
@@ -828,7 +864,8 @@ class DataMoveEngine(wiring.Component):
                 m.next = "CHECK"
 
             with m.State("CHECK"):
-                m.d.sync += [r_rem.eq(0), w_rem.eq(0), wres.eq(0), wdel.eq(0), rptr.eq(0), fault.eq(0)]
+                m.d.sync += [wres.eq(0), wdel.eq(0), rptr.eq(0), fault.eq(0)]
+                m.d.comb += [sc.flush.eq(1), dc.flush.eq(1)]
                 with m.If(illegal_q):
                     m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
                     m.next = "FINISH"
