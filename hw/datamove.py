@@ -38,18 +38,19 @@ Microarchitecture
   ``src(l // kv, e // kh)``). A walker latches its inputs at its start and
   counts down, with the limits - 1 and "count at 0" in registers, so its
   decisions start at flip-flops. Each walker hands its runs (position, length in
-  bytes) to the chunker through a two-run queue (`_RunQueue`); a write chunk is
+  bytes) through a two-run queue (`_RunQueue`) to a chunker (`_Chunker`) that
+  cuts them ahead into chunks (below) in a two-entry queue; a write chunk is
   decided in one cycle and its data gathered from the stream buffer in the next,
   into a three-entry queue (`hw.reg_queue.RegQueue`) that the write port reads:
   the chunker's decisions reach neither the walkers' counters, nor the funnel
   shifter, nor the memory in the same cycle (docs/boards.md has the Fmax steps).
   ``done`` waits for the write queue to drain, and the nibble path reads a
   destination byte only once the previous element's write has left it.
-* **Byte-stream path** (units of 8 bits or more, every mode): a reader cuts the
-  source runs into chunks that never cross a ``lanes``-aligned block, one row read
-  each, and reserves room for them in a circular buffer of ``4 * lanes`` bytes
+* **Byte-stream path** (units of 8 bits or more, every mode): a reader takes the
+  source chunks (runs cut so that none crosses a ``lanes``-aligned block), one row
+  read each, and reserves room for them in a circular buffer of ``4 * lanes`` bytes
   (stream byte j in slot j % C); the response, exactly one cycle later, is rotated
-  into its slots. A writer cuts the destination lines the same way and writes each
+  into its slots. A writer takes the destination lines' chunks and writes each
   chunk as one row write with byte enables, gathering its bytes with a funnel
   shifter, so source and destination alignments are independent. Immediate mode:
   the reader delivers the replicated immediate instead of reading (lanes = 1: the
@@ -67,8 +68,8 @@ width is neither 0 nor trans_size about 2 * bitlen(lines) + 3 for the division,
 plus bitlen(lines - 1) + bitlen(num_trans - 1) for a 2/3-D span, plus two
 divisions for upsample, plus one cycle that registers the checks' verdict. The
 move follows; ``done`` comes 4 cycles after the last write is decided. Measured
-with row_bytes = 32: a one-byte move takes 24 cycles (20 before the queues and
-registers that cut the engine's paths), a 2-D move of four 4-byte lines 47, an
+with row_bytes = 32: a one-byte move takes 25 cycles (20 before the queues and
+registers that cut the engine's paths), a 2-D move of four 4-byte lines 48, an
 empty move 17.
 
 Throughput in steady state (no memory stalls; L = ``config.lanes``; measured
