@@ -17,11 +17,12 @@ addresses it keeps the low bits, a "high bits nonzero" flag, the source in full
 Microarchitecture
 -----------------
 
-* **Setup**: one 50-bit adder shared by a shift-add multiply-accumulate (one
-  cycle per significant bit of the multiplier), a divider (the divisor is first
-  doubled while it fits, then one compare-subtract per quotient bit) and the
-  overlap compares; the FSM drives narrow operand buses, and both sides share
-  the per-side states. In the golden order: RESERVED_UNIT (data_unit 13..15);
+* **Setup**: a 50-bit shift-add multiply-accumulate (one cycle per significant
+  bit of the multiplier) and a divider (the divisor is first doubled while it
+  fits, then one compare-subtract per quotient bit) on one accumulator; the FSM
+  drives narrow operand buses, and both sides share the per-side states. The
+  divider's tests, the overlap compares and the contiguity of each side (kept in
+  registers) start at flip-flops, not at the FSM's decode. In the golden order: RESERVED_UNIT (data_unit 13..15);
   per side ``lines = trans_size / width`` with its remainder, the span
   ``last + (lines-1)*line_stride + (num-1)*surface_stride`` (exact, < 2**50), the
   D-OVERLAP contiguity and the side's range (base + span > mem_bytes, from the
@@ -458,23 +459,19 @@ class DataMoveEngine(wiring.Component):
         op_c = Signal(24)                           # dividend to load
         ld_mac, ld_div, clr_acc, ld_bl = Signal(), Signal(), Signal(), Signal()
         mac_step, norm_step, div_step = Signal(), Signal(), Signal()
-        alu_sel = Signal(2)                         # 0: mb if ma[0], 1: mb, 2: mb << 1, 3: delta
         alu_sub = Signal()
         alu_b = Signal(50)
         alu = Signal(51)                            # acc +- alu_b; alu[50]: carry (acc >= b)
         dlt = Signal(65)                            # src - dst ([64]: the borrow)
         acc_zero = Signal()
         m.d.comb += acc_zero.eq(acc == 0)
-        with m.Switch(alu_sel):
-            with m.Case(0):
-                m.d.comb += alu_b.eq(Mux(ma[0], mb, 0))
-            with m.Case(1):
-                m.d.comb += alu_b.eq(mb)
-            with m.Case(2):
-                m.d.comb += alu_b.eq(mb << 1)
-            with m.Case(3):
-                m.d.comb += alu_b.eq(dlt[:50])
+        m.d.comb += alu_b.eq(Mux(ma[0], mb, 0))
         m.d.comb += alu.eq(acc + Mux(alu_sub, ~alu_b, alu_b) + alu_sub)
+        # the divider's tests on registers only (no FSM decode or operand multiplexer in
+        # front of the carries that enable the 48-bit divisor register)
+        div_sub = Signal(51)                        # acc - mb; [50]: acc >= mb
+        div_norm = Signal()                         # acc >= mb << 1
+        m.d.comb += [div_sub.eq(Cat(acc, Const(1, 1)) - mb), div_norm.eq(acc >= (mb << 1))]
 
         # the side being set up
         x = SimpleNamespace(
@@ -496,8 +493,18 @@ class DataMoveEngine(wiring.Component):
         bl_in = Signal(24)
         bl_out = Signal(28)
         m.d.comb += bl_out.eq(Mux(is4, (bl_in + 1) >> 1, bl_in << lsz))
-        eq_in = Signal(24)                          # a stride compared with bl_out
-        eq_bl = (eq_in == bl_out) & ~(is4 & bl_in[0])   # an odd int4 count is never contiguous
+
+        def contiguous(side):
+            """D-OVERLAP "contiguous" for `side`, from its fields and lines, registered
+            (valid two cycles after its lines are known; EVAL comes later): every line
+            follows the last, and every surface too. An odd int4 count never is."""
+            def spans(count, stride):
+                b = Mux(is4, (count + 1) >> 1, count << lsz)
+                return (stride == b) & ~(is4 & count[0])
+            q = Signal(name=f"{side.p}_contig_q")
+            m.d.sync += q.eq(((side.lines <= 1) | spans(side.width, side.ls))
+                             & ((side.n <= 1) | spans(side.trans, side.ss)))
+            return q
 
         with m.If(ld_mac):
             m.d.sync += [ma.eq(op_a), mb.eq(op_b)]
@@ -512,18 +519,21 @@ class DataMoveEngine(wiring.Component):
         with m.If(norm_step):
             m.d.sync += [mb.eq(mb << 1), steps.eq(steps + 1)]
         with m.If(div_step):
-            m.d.sync += [ma.eq(Cat(alu[50], ma[:-1])), mb.eq(mb >> 1), steps.eq(steps - 1)]
-            with m.If(alu[50]):
-                m.d.sync += acc.eq(alu[:50])
+            m.d.sync += [ma.eq(Cat(div_sub[50], ma[:-1])), mb.eq(mb >> 1), steps.eq(steps - 1)]
+            with m.If(div_sub[50]):
+                m.d.sync += acc.eq(div_sub[:50])
 
         # D-OVERLAP: the extents [base, base + span) of the two sides intersect iff, with
         # delta = src - dst, either delta >= 0 and span_d - delta > 0, or delta < 0 and
-        # span_s + delta > 0; both through the ALU (EVAL of each side).
+        # span_s + delta > 0 (EVAL of each side, comparing registers only: -delta is
+        # captured too).
         near_d = Signal()                                     # delta in [0, 2**50)
         near_s = Signal()                                     # delta in [-2**50, 0)
         dlt_now = Signal(65)
+        ndlt = Signal(51)                                     # -delta, when near_s
         m.d.comb += dlt_now.eq(comb_fld("src") - comb_fld("dst"))
         keep(dlt[:50], dlt_now[:50])
+        keep(ndlt, (comb_fld("dst") - comb_fld("src"))[:51])
         keep(dlt[64], dlt_now[64])
         keep(near_d, ~dlt_now[64] & (dlt_now[50:64] == 0))
         keep(near_s, dlt_now[64] & (dlt_now[50:64] == (1 << 14) - 1))
@@ -551,7 +561,7 @@ class DataMoveEngine(wiring.Component):
                         m.d.comb += ld_mac.eq(1)
                         m.d.sync += busy.eq(1)
                 with m.Else():
-                    m.d.comb += [mac_step.eq(1), alu_sel.eq(0), alu_sub.eq(sub)]
+                    m.d.comb += [mac_step.eq(1), alu_sub.eq(sub)]
                     with m.If(ma[1:] == 0):
                         m.d.sync += busy.eq(0)
                         then()
@@ -570,32 +580,32 @@ class DataMoveEngine(wiring.Component):
                     if shortcut is not None:
                         shortcut()
                 with m.Elif(phase == 0):
-                    m.d.comb += [alu_sel.eq(2), alu_sub.eq(1)]
-                    with m.If(alu[50] & (steps != 23)):
+                    with m.If(div_norm & (steps != 23)):
                         m.d.comb += norm_step.eq(1)
                     with m.Else():
                         m.d.sync += phase.eq(1)
                 with m.Elif(phase == 1):
-                    m.d.comb += [div_step.eq(1), alu_sel.eq(1), alu_sub.eq(1)]
+                    m.d.comb += div_step.eq(1)
                     with m.If(steps == 0):
                         m.d.sync += phase.eq(2)
                 with m.Else():
                     m.d.sync += busy.eq(0)
                     then()
 
+        d_contig, s_contig = contiguous(d), contiguous(s)
+
         def side_states(after):
             """For side `sd`: lines, then the extent: acc = last + (lines-1) *
             line_stride + (n-1) * surface_stride, then the side's flags from it."""
-            def last_and_contig_l(lines_le_1):
-                m.d.comb += [bl_in.eq(x_width), eq_in.eq(x.ls), ld_bl.eq(1)]
-                set_side(d.contig, s.contig, lines_le_1 | eq_bl)
+            def last():
+                m.d.comb += [bl_in.eq(x_width), ld_bl.eq(1)]
 
             def shortcut():                 # width 0 or width = trans_size: one line
                 with m.If((x.w == 0) | (x.w == x.trans)):
                     m.d.sync += busy.eq(0)
                     set_side(d.lines, s.lines, x.trans != 0)
                     set_side(d.rem_bad, s.rem_bad, 0)
-                    last_and_contig_l(1)
+                    last()
                     m.next = "SPAN_L"
 
             def got_lines():
@@ -605,17 +615,16 @@ class DataMoveEngine(wiring.Component):
 
             div_state("LINES", x.trans, x.w, got_lines, shortcut)
             with m.State("LAST"):
-                last_and_contig_l(x.lines <= 1)
+                last()
                 m.next = "SPAN_L"
             mac_state("SPAN_L", Mux(x.lines == 0, 0, x.lines - 1), x.ls,
                       goto("SPAN_S"))
             mac_state("SPAN_S", x_n - 1, x.ss, goto("EVAL"))
             with m.State("EVAL"):
                 # acc is the span: the side's pattern lies in [base, base + span)
-                m.d.comb += [bl_in.eq(x.trans), eq_in.eq(x.ss), alu_sel.eq(3), alu_sub.eq(~sd)]
-                set_side(d.contig, s.contig, Mux(sd, s.contig, d.contig) & ((x_n <= 1) | eq_bl))
+                set_side(d.contig, s.contig, Mux(sd, s_contig, d_contig))
                 set_side(d.oor, s.oor, x.base_hi | (acc[AW + 1:] != 0) | (x.base_lo + acc[:AW + 1] > MEM))
-                set_side(d.ovl, s.ovl, Mux(sd, near_s, near_d) & alu[50] & (alu[:50] != 0))
+                set_side(d.ovl, s.ovl, Mux(sd, near_s & (acc > ndlt), near_d & (acc > dlt[:50])))
                 after()
 
         # --- checks, in D-PRECEDENCE order (the CHECK state) --------------------------------
