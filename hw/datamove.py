@@ -752,12 +752,17 @@ class DataMoveEngine(wiring.Component):
                 imm_blk = _shr_bytes(Cat(pat, pat), (wdel[:3] & pmask))[:8 * L]
             blk_in = self.rd.rsp.payload if L == R else self.rd.rsp.payload.word_select(rsp_off[lL:], 8 * L)
             rr = Signal(8 * L)
-            m.d.comb += rr.eq(_shr_bytes(Cat(blk_in, blk_in), (rsp_off - wdel)[:lL])[:8 * L])
+            rot = Signal(lL)                        # (rsp_off - wdel) % L of the delivery
+            m.d.sync += rot.eq((r_addr[:lR] - wres)[:lL])
+            m.d.comb += rr.eq(_shr_bytes(Cat(blk_in, blk_in), rot)[:8 * L])
             with m.If(imm):
                 m.d.comb += rr.eq(imm_blk)
-        ones = ~(Const((1 << C) - 1, C) << inf_n)[:C]         # inf_n ones
+        # the slots a delivery fills, computed in the cycle of its read (deliveries come
+        # in order one cycle after their reads, so wdel then is wres now): registered
+        # every cycle, used in the next one only if a delivery lands
+        ones = ~(Const((1 << C) - 1, C) << Mux(imm, L, r_n))[:C]
         bmask = Signal(C)
-        m.d.comb += bmask.eq((Cat(ones, ones) >> ((C - wdel[:lC])[:lC]))[:C])
+        m.d.sync += bmask.eq((Cat(ones, ones) >> ((C - wres[:lC])[:lC]))[:C])
         with m.If(inf_v):
             m.d.sync += wdel.eq(wdel + inf_n)
             for i in range(C):
