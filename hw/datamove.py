@@ -117,7 +117,7 @@ def _shr_bytes(v, amount):
 class _Side:
     """The operand fields of one side ("src"/"des") and what setup finds out about it."""
 
-    def __init__(self, m, fld, fld_hi, AW, p):
+    def __init__(self, m, fld, fld_hi, fld_nz, AW, p):
         self.p = p
         name = "src" if p == "src" else "dst"
         self.base = fld(name) if p == "src" else fld(name, AW + 1)   # src in full: the immediate
@@ -129,7 +129,7 @@ class _Side:
         self.w = fld(f"{p}_width")
         self.n = Signal(9, name=f"{p}_n")                  # num_trans, 0 read as 1
         self.width = Signal(24, name=f"{p}_width_eff")     # width, 0 read as trans_size
-        self.has = Signal(name=f"{p}_has")                 # holds at least one element
+        self.has = fld_nz(f"{p}_trans_size")               # holds at least one element
         # setup results
         self.lines = Signal(24, name=f"{p}_lines")         # trans_size / width
         self.rem_bad = Signal(name=f"{p}_rem_bad")         # trans_size % width != 0
@@ -139,7 +139,6 @@ class _Side:
         m.d.comb += [
             self.n.eq(Mux(self.num == 0, 1, self.num)),
             self.width.eq(Mux(self.w == 0, self.trans, self.w)),
-            self.has.eq(self.trans != 0),
         ]
 
 
@@ -441,8 +440,11 @@ class DataMoveEngine(wiring.Component):
                                      lsz.eq(exact_log2(u.bits // 8) if u.bits >= 8 else 0)]
         imm = mode == IMMEDIATE
         normal, upsample, transpose = mode == NORMAL, mode == UPSAMPLE, mode == TRANSPOSE
-        d = _Side(m, fld, fld_hi, AW, "des")
-        s = _Side(m, fld, fld_hi, AW, "src")
+        def fld_nz(name):                           # field nonzero
+            return keep(Signal(name=f"f_{name}_nz"), comb_fld(name) != 0)
+
+        d = _Side(m, fld, fld_hi, fld_nz, AW, "des")
+        s = _Side(m, fld, fld_hi, fld_nz, AW, "src")
         pattern = s.base                            # the immediate (zero-extended)
 
         # --- setup datapath: one 50-bit adder for multiply-accumulate, divide, compare -----
@@ -890,11 +892,15 @@ class DataMoveEngine(wiring.Component):
                 with m.Elif(~d.has):
                     m.next = "FINISH"
                 with m.Else():
-                    m.d.comb += [sw.start.eq(~imm), dw.start.eq(1)]
-                    with m.If(is4):
-                        m.next = "I_SRC"
-                    with m.Else():
-                        m.next = "STREAM"
+                    m.next = "START"
+
+            # the walkers start on the state alone (their start fans out to every counter)
+            with m.State("START"):
+                m.d.comb += [sw.start.eq(~imm), dw.start.eq(1)]
+                with m.If(is4):
+                    m.next = "I_SRC"
+                with m.Else():
+                    m.next = "STREAM"
 
             with m.State("STREAM"):
                 m.d.comb += st_on.eq(1)
