@@ -349,12 +349,24 @@ class _Chunker(Elaboratable):
         p = Mux(act, pos, rq.pos)
         left = Mux(act, rem, rq.len)
         n = Signal(lL + 1)
+        p_next = Signal(self.pw)                    # after the chunk
+        rem_next = Signal(self.rw)
+        act_next = Signal()
         if L == 1:
-            m.d.comb += n.eq(1)
+            m.d.comb += [n.eq(1), p_next.eq(p + Mux(is4, 1, 2)), rem_next.eq(left - 1), act_next.eq(left != 1)]
         else:
+            # the chunk either fills the block (`big`: up to its end) or ends the run; each
+            # outcome's position, remainder and "more to come" are computed beside the
+            # comparison that picks one, not after it
             space = (Const(L, lL + 1) - p[1:lL + 1])[:lL + 1]
             big = (left[lL + 1:] != 0) | (left[:lL + 1] >= space)
-            m.d.comb += n.eq(Mux(is4, 1, Mux(big, space, left[:lL + 1])))
+            p_up = Cat(Const(0, lL + 1), p[lL + 1:] + 1)[:self.pw]       # the next block's start
+            m.d.comb += [
+                n.eq(Mux(is4, 1, Mux(big, space, left[:lL + 1]))),
+                p_next.eq(Mux(is4, p + 1, Mux(big, p_up, p + Cat(Const(0, 1), left[:lL + 1])))),
+                rem_next.eq(Mux(is4, left - 1, Mux(big, left - space, 0))),
+                act_next.eq(Mux(is4, left != 1, big & (left != space))),
+            ]
         push = Signal()
         m.d.comb += [
             push.eq((act | rq.ready) & q.w_ready & ~self.flush),
@@ -363,11 +375,10 @@ class _Chunker(Elaboratable):
             self.valid.eq(q.r_valid), self.pos.eq(q.r_data.pos), self.n.eq(q.r_data.n),
             self.have.eq(q.r_valid | act | rq.have),
         ]
-        step = Mux(is4, 1, n)
         with m.If(self.flush):
             m.d.sync += [rem.eq(0), act.eq(0)]
         with m.Elif(push):
-            m.d.sync += [pos.eq(p + Mux(is4, 1, n << 1)), rem.eq(left - step), act.eq(left != step)]
+            m.d.sync += [pos.eq(p_next), rem.eq(rem_next), act.eq(act_next)]
             m.d.comb += rq.take.eq(~act)
         return m
 
