@@ -130,6 +130,8 @@ class _Side:
         self.n = Signal(9, name=f"{p}_n")                  # num_trans, 0 read as 1
         self.width = Signal(24, name=f"{p}_width_eff")     # width, 0 read as trans_size
         self.has = fld_nz(f"{p}_trans_size")               # holds at least one element
+        self.w_nz = fld_nz(f"{p}_width")
+        self.one_line = Signal(name=f"{p}_one_line")       # width 0 or trans_size: captured
         # setup results
         self.lines = Signal(24, name=f"{p}_lines")         # trans_size / width
         self.rem_bad = Signal(name=f"{p}_rem_bad")         # trans_size % width != 0
@@ -456,6 +458,9 @@ class DataMoveEngine(wiring.Component):
 
         d = _Side(m, fld, fld_hi, fld_nz, AW, "des")
         s = _Side(m, fld, fld_hi, fld_nz, AW, "src")
+        for side in (d, s):
+            w_now = comb_fld(f"{side.p}_width")
+            keep(side.one_line, (w_now == 0) | (w_now == comb_fld(f"{side.p}_trans_size")))
         pattern = s.base                            # the immediate (zero-extended)
 
         # --- setup datapath: one 50-bit adder for multiply-accumulate, divide, compare -----
@@ -579,7 +584,7 @@ class DataMoveEngine(wiring.Component):
                         m.d.sync += busy.eq(0)
                         then()
 
-        def div_state(name, a, b, then, shortcut=None):
+        def div_state(name, a, b, then, shortcut=None, b_zero=None):
             """ma, acc = a // b, a % b (b = 0: then() at once, results meaningless): the
             divisor is first doubled while it fits under the dividend, then one
             compare-subtract per quotient bit; then() runs with the results."""
@@ -587,7 +592,7 @@ class DataMoveEngine(wiring.Component):
                 with m.If(~busy):
                     m.d.comb += [op_c.eq(a), op_b.eq(b), ld_div.eq(1)]
                     m.d.sync += [phase.eq(0), busy.eq(1)]
-                    with m.If(b == 0):
+                    with m.If((b == 0) if b_zero is None else b_zero):
                         m.d.sync += busy.eq(0)
                         then()
                     if shortcut is not None:
@@ -614,7 +619,7 @@ class DataMoveEngine(wiring.Component):
                 m.d.comb += [bl_in.eq(x_width), ld_bl.eq(1)]
 
             def shortcut():                 # width 0 or width = trans_size: one line
-                with m.If((x.w == 0) | (x.w == x.trans)):
+                with m.If(Mux(sd, s.one_line, d.one_line)):
                     m.d.sync += busy.eq(0)
                     set_side(d.lines, s.lines, x.trans != 0)
                     set_side(d.rem_bad, s.rem_bad, 0)
@@ -626,7 +631,7 @@ class DataMoveEngine(wiring.Component):
                 set_side(d.rem_bad, s.rem_bad, ~acc_zero)
                 m.next = "LAST"
 
-            div_state("LINES", x.trans, x.w, got_lines, shortcut)
+            div_state("LINES", x.trans, x.w, got_lines, shortcut, b_zero=~Mux(sd, s.w_nz, d.w_nz))
             with m.State("LAST"):
                 last()
                 m.next = "SPAN_L"
@@ -883,7 +888,7 @@ class DataMoveEngine(wiring.Component):
                 m.d.sync += [kv.eq(ma), kv_ok.eq(acc_zero)]
                 m.next = "SETTLE"
 
-            div_state("UP_H", d.width, s.width, got_kh)
+            div_state("UP_H", d.width, s.width, got_kh, b_zero=~s.w_nz & ~s.has)
             div_state("UP_V", d.lines, s.lines, got_kv)
 
             # the verdicts are registered (`illegal_q`, `out_of_range_q`) in SETTLE, off the
