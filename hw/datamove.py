@@ -451,8 +451,10 @@ class DataMoveEngine(wiring.Component):
                     with m.Case(int(u)):
                         m.d.sync += [is4.eq(u.bits == 4),
                                      lsz.eq(exact_log2(u.bits // 8) if u.bits >= 8 else 0)]
-        imm = mode == IMMEDIATE
-        normal, upsample, transpose = mode == NORMAL, mode == UPSAMPLE, mode == TRANSPOSE
+        mode_now = comb_fld("transfer_mode")         # decoded as it is captured
+        imm, normal, upsample, transpose = (keep(Signal(name=f"mode_{k}"), mode_now == v) for k, v in
+                                            (("imm", IMMEDIATE), ("normal", NORMAL), ("upsample", UPSAMPLE),
+                                             ("transpose", TRANSPOSE)))
         def fld_nz(name):                           # field nonzero
             return keep(Signal(name=f"f_{name}_nz"), comb_fld(name) != 0)
 
@@ -780,7 +782,7 @@ class DataMoveEngine(wiring.Component):
         # every cycle, used in the next one only if a delivery lands
         ones = ~(Const((1 << C) - 1, C) << Mux(imm, L, r_n))[:C]
         bmask = Signal(C)
-        m.d.sync += bmask.eq((Cat(ones, ones) >> ((C - wres[:lC])[:lC]))[:C])
+        m.d.sync += bmask.eq((Cat(ones, ones) << wres[:lC])[C:2 * C])          # rotated left
         with m.If(inf_v):
             m.d.sync += wdel.eq(wdel + inf_n)
             for i in range(C):
