@@ -131,6 +131,7 @@ class _Side:
         self.width = Signal(24, name=f"{p}_width_eff")     # width, 0 read as trans_size
         self.has = fld_nz(f"{p}_trans_size")               # holds at least one element
         self.w_nz = fld_nz(f"{p}_width")
+        self.multi = Signal(name=f"{p}_multi")             # num_trans > 1: captured
         self.one_line = Signal(name=f"{p}_one_line")       # width 0 or trans_size: captured
         # setup results
         self.lines = Signal(24, name=f"{p}_lines")         # trans_size / width
@@ -461,6 +462,7 @@ class DataMoveEngine(wiring.Component):
         d = _Side(m, fld, fld_hi, fld_nz, AW, "des")
         s = _Side(m, fld, fld_hi, fld_nz, AW, "src")
         for side in (d, s):
+            keep(side.multi, comb_fld(f"{side.p}_num_trans") > 1)
             w_now = comb_fld(f"{side.p}_width")
             keep(side.one_line, (w_now == 0) | (w_now == comb_fld(f"{side.p}_trans_size")))
         pattern = s.base                            # the immediate (zero-extended)
@@ -569,13 +571,13 @@ class DataMoveEngine(wiring.Component):
                 m.next = state
             return then
 
-        def mac_state(name, a, b, then, *, sub=False, clear=False):
+        def mac_state(name, a, b, then, *, sub=False, clear=False, a_zero=None):
             """acc (+/-)= a * b, one cycle per significant bit of `a` (a = 0: one cycle);
             then() runs in the last cycle (acc is final in the next state)."""
             with m.State(name):
                 with m.If(~busy):
                     m.d.comb += [op_a.eq(a), op_b.eq(b), clr_acc.eq(clear)]
-                    with m.If(a == 0):
+                    with m.If((a == 0) if a_zero is None else a_zero):
                         then()
                     with m.Else():
                         m.d.comb += ld_mac.eq(1)
@@ -637,9 +639,9 @@ class DataMoveEngine(wiring.Component):
             with m.State("LAST"):
                 last()
                 m.next = "SPAN_L"
-            mac_state("SPAN_L", Mux(x.lines == 0, 0, x.lines - 1), x.ls,
-                      goto("SPAN_S"))
-            mac_state("SPAN_S", x_n - 1, x.ss, goto("EVAL"))
+            mac_state("SPAN_L", Mux(x.lines == 0, 0, x.lines - 1), x.ls, goto("SPAN_S"),
+                      a_zero=x.lines[1:] == 0)
+            mac_state("SPAN_S", x_n - 1, x.ss, goto("EVAL"), a_zero=~Mux(sd, s.multi, d.multi))
             with m.State("EVAL"):
                 # acc is the span: the side's pattern lies in [base, base + span)
                 set_side(d.contig, s.contig, Mux(sd, s_contig, d_contig))
@@ -879,8 +881,8 @@ class DataMoveEngine(wiring.Component):
                 m.d.sync += sd.eq(0)
                 m.next = "CNT_D"
 
-            mac_state("CNT_S", x_n, x.trans, cnt_d, clear=True)
-            mac_state("CNT_D", x_n, x.trans, goto("SETTLE"), sub=True)
+            mac_state("CNT_S", x_n, x.trans, cnt_d, clear=True, a_zero=Const(0))        # x_n >= 1
+            mac_state("CNT_D", x_n, x.trans, goto("SETTLE"), sub=True, a_zero=Const(0))
 
             def got_kh():
                 m.d.sync += [kh.eq(ma), kh_ok.eq(acc_zero)]
