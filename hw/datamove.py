@@ -743,7 +743,7 @@ class DataMoveEngine(wiring.Component):
         inf_n = Signal(lL + 1)                      # its byte count
         pmask = ((Const(1, 4) << lsz) - 1)[:3]      # byte index within an element
 
-        room = C - (wres - rptr)[:lC + 1]
+        room = Signal(lC + 1)                       # C - (wres - rptr), kept in a register
         r_go = st_on & ~imm & r_rdy & (r_n <= room)
         st_rd = Signal()                            # a delivery is scheduled (read or immediate)
         st_wr = Signal()
@@ -758,6 +758,7 @@ class DataMoveEngine(wiring.Component):
             w_go = st_on & w_rdy & ((wdel - rptr)[:lC + 1] >= w_m)
             m.d.comb += st_rd.eq((r_go & self.rd.req.ready) | (st_on & imm & (room >= L)))
         m.d.comb += st_wr.eq(w_go & w_space)
+        m.d.sync += room.eq(room - Mux(st_rd, Mux(imm, L, r_n), 0) + Mux(st_wr, w_m, 0))
 
         # delivery -> buffer
         if L == 1:
@@ -901,7 +902,7 @@ class DataMoveEngine(wiring.Component):
                 m.next = "CHECK"
 
             with m.State("CHECK"):
-                m.d.sync += [wres.eq(0), wdel.eq(0), rptr.eq(0), fault.eq(0)]
+                m.d.sync += [wres.eq(0), wdel.eq(0), rptr.eq(0), room.eq(C), fault.eq(0)]
                 m.d.comb += [sc.flush.eq(1), dc.flush.eq(1)]
                 with m.If(illegal_q):
                     m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
