@@ -69,8 +69,8 @@ width is neither 0 nor trans_size about 2 * bitlen(lines) + 3 for the division,
 plus bitlen(lines - 1) + bitlen(num_trans - 1) for a 2/3-D span, plus two
 divisions for upsample, plus one cycle that registers the checks' verdict. The
 move follows; ``done`` comes 4 cycles after the last write is decided. Measured
-with row_bytes = 32: a one-byte move takes 25 cycles (20 before the queues and
-registers that cut the engine's paths), a 2-D move of four 4-byte lines 48, an
+with row_bytes = 32: a one-byte move takes 26 cycles (20 before the queues and
+registers that cut the engine's paths), a 2-D move of four 4-byte lines 49, an
 empty move 17.
 
 Throughput in steady state (no memory stalls; L = ``config.lanes``; measured
