@@ -22,9 +22,9 @@ Microarchitecture
   fits, then one compare-subtract per quotient bit) on one accumulator; the FSM
   drives narrow operand buses, and both sides share the per-side states. The
   divider's tests, the overlap compares and the contiguity of each side (kept in
-  registers) start at flip-flops, not at the FSM's decode. In the golden order: RESERVED_UNIT (data_unit 13..15);
-  per side ``lines = trans_size / width`` with its remainder, the span
-  ``last + (lines-1)*line_stride + (num-1)*surface_stride`` (exact, < 2**50), the
+  registers) start at flip-flops, not at the FSM's decode. In the golden order:
+  RESERVED_UNIT (data_unit 13..15); per side ``lines = trans_size / width``
+  with its remainder, the span ``last + (lines-1)*line_stride + (num-1)*surface_stride`` (exact, < 2**50), the
   D-OVERLAP contiguity and the side's range (base + span > mem_bytes, from the
   low address bits and "high bits nonzero" tests); D-OVERLAP from one 65-bit base
   difference delta = src - dst (overlap iff 0 <= delta < span_d or
@@ -312,7 +312,8 @@ class _RunQueue(Elaboratable):
         w = self.w
         m.submodules.q = q = RegQueue(data.StructLayout({"pos": len(w.pos), "len": len(w.len)}))
         m.d.comb += [
-            q.flush.eq(w.start), q.w_valid.eq(w.valid), q.w_data.pos.eq(w.pos), q.w_data.len.eq(Mux(self.is4, w.len, w.len << self.lsz)),
+            q.flush.eq(w.start), q.w_valid.eq(w.valid), q.w_data.pos.eq(w.pos),
+            q.w_data.len.eq(Mux(self.is4, w.len, w.len << self.lsz)),
             w.take.eq(w.valid & q.w_ready & ~w.start),
             q.r_ready.eq(self.take),
             self.ready.eq(q.r_valid), self.have.eq(q.r_valid | w.valid),
@@ -697,7 +698,7 @@ class DataMoveEngine(wiring.Component):
         ]
 
         # --- the current source / destination run (shared by both paths) ------------------
-        # A write chunk is decided in one cycle (`st_wr`: its row, offset and length are
+        # A write chunk is decided in one cycle (`st_wr`: its row and byte enables are
         # registered as the pending chunk, `pv`) and its data gathered from the buffer in
         # the next, into a three-entry register queue (`RegQueue`) that the write port
         # reads: the decision reaches neither the funnel shifter nor the memory in its
@@ -707,8 +708,7 @@ class DataMoveEngine(wiring.Component):
         m.submodules.wq = wq = RegQueue(write_request_layout(len(self.wr.req.payload.row), 8 * R), depth=3)
         pv = Signal()                               # a chunk was decided in the last cycle
         p_row = Signal(len(self.wr.req.payload.row))
-        p_off = Signal(lR)                          # its first byte in the row
-        p_m = Signal(lL + 1)                        # its bytes
+        wr_be = Signal(R)                           # its byte enables
         w_space = Signal()
         m.d.comb += w_space.eq(wq.count + pv < 3)
         m.d.comb += [self.wr.req.valid.eq(wq.r_valid), self.wr.req.payload.eq(wq.r_data),
@@ -802,9 +802,8 @@ class DataMoveEngine(wiring.Component):
         # response lands in the buffer a cycle later.
         m.d.sync += pv.eq(st_wr)
         with m.If(st_wr):
-            m.d.sync += [p_row.eq(w_addr[lR:]), p_off.eq(w_addr[:lR]), p_m.eq(w_m)]
-        wr_be = Signal(R)                           # p_m bytes from p_off
-        m.d.comb += wr_be.eq((~(Const((1 << R) - 1, R) << p_m)[:R] << p_off)[:R])
+            m.d.sync += [p_row.eq(w_addr[lR:]),
+                         wr_be.eq((~(Const((1 << R) - 1, R) << w_m)[:R] << w_addr[:lR])[:R])]
         if L == 1:
             p_byte = Signal(8)
             with m.If(st_wr):
