@@ -519,14 +519,11 @@ class DataMoveEngine(wiring.Component):
 
         def contiguous(side):
             """D-OVERLAP "contiguous" for `side`, from its fields and lines, registered
-            (valid two cycles after its lines are known, and the fields' byte counts in
-            registers before that; EVAL comes later): every line follows the last, and
-            every surface too. An odd int4 count never is."""
+            (valid two cycles after its lines are known; EVAL comes later): every line
+            follows the last, and every surface too. An odd int4 count never is."""
             def spans(count, stride):
-                b = Signal(28)
-                odd = Signal()
-                m.d.sync += [b.eq(Mux(is4, (count + 1) >> 1, count << lsz)), odd.eq(is4 & count[0])]
-                return (stride == b) & ~odd
+                b = Mux(is4, (count + 1) >> 1, count << lsz)
+                return (stride == b) & ~(is4 & count[0])
             q = Signal(name=f"{side.p}_contig_q")
             m.d.sync += q.eq(((side.lines <= 1) | spans(side.width, side.ls))
                              & ((side.n <= 1) | spans(side.trans, side.ss)))
