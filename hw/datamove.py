@@ -783,21 +783,9 @@ class DataMoveEngine(wiring.Component):
         # the slots a delivery fills, computed in the cycle of its read (deliveries come
         # in order one cycle after their reads, so wdel then is wres now): registered
         # every cycle, used in the next one only if a delivery lands
+        ones = ~(Const((1 << C) - 1, C) << Mux(imm, L, r_n))[:C]
         bmask = Signal(C)
-        n_res = Mux(imm, L, r_n)
-        if L == 1:
-            m.d.sync += bmask.eq(Const(1, C) << wres[:lC])
-        else:
-            # n_res <= L bytes from slot wres: a window of two blocks, bit j set for
-            # lo <= j < lo + n_res (constant compares, not a shifter), placed at block
-            # wres // L of the four, wrapping
-            lo, hi = wres[:lL], wres[lL:lC]
-            end = Signal(lL + 1)
-            m.d.comb += end.eq(lo + n_res)
-            win = Cat(((lo <= j) & (end > j)) for j in range(2 * L))
-            for i in range(C):
-                b, k = i // L, i % L
-                m.d.sync += bmask[i].eq(Mux(hi == b, win[k], Mux(hi == (b - 1) % 4, win[L + k], 0)))
+        m.d.sync += bmask.eq((Cat(ones, ones) << wres[:lC])[C:2 * C])          # rotated left
         with m.If(inf_v):
             m.d.sync += wdel.eq(wdel + inf_n)
             for i in range(C):
