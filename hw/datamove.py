@@ -223,7 +223,7 @@ class _Walker(Elaboratable):
             counters += [ce, ch]
             elem_mode, step_i = Signal(name=f"{n}_q_elem_mode"), Signal(pw, name=f"{n}_q_step_i")
             latched += [(elem_mode, self.elem_mode), (step_i, self.step_i)]
-            a_elem = self._a_elem = Signal(pw, name=f"{n}_a_elem")
+            a_elem = Signal(pw, name=f"{n}_a_elem")
             m.d.comb += [self.pos.eq(Mux(elem_mode, a_elem, a_line)), self.len.eq(Mux(elem_mode, 1, line_len))]
         else:
             m.d.comb += [self.pos.eq(a_line), self.len.eq(line_len)]
@@ -232,6 +232,36 @@ class _Walker(Elaboratable):
             m.d.sync += a_line.eq(v)
             if self.elem:
                 m.d.sync += a_elem.eq(v)
+
+        def next_line():
+            """The run after the last of a line: the next line, surface or the end."""
+            if self.elem:
+                ce.reload()
+                ch.reload()
+            with m.If(cl.last):
+                cl.reload()
+                if self.repeat:
+                    cv.reload()
+                with m.If(cs.last):
+                    m.d.sync += self.valid.eq(0)
+                with m.Else():
+                    nxt = (a_surf + step_s)[:pw]
+                    cs.step()
+                    m.d.sync += a_surf.eq(nxt)
+                    set_line(nxt)
+            with m.Else():
+                cl.step()
+                nxt = (a_line + step_l)[:pw]
+                if self.repeat:
+                    with m.If(cv.last):
+                        cv.reload()
+                        set_line(nxt)
+                    with m.Else():
+                        cv.step()
+                        if self.elem:
+                            m.d.sync += a_elem.eq(a_line)
+                else:
+                    set_line(nxt)
 
         with m.If(self.start):
             m.d.sync += [self.valid.eq(1), a_surf.eq(self.base)]
@@ -249,42 +279,10 @@ class _Walker(Elaboratable):
                     with m.Else():
                         ch.step()
                 with m.Else():
-                    self._next_line(m, set_line, a_surf, a_line, step_l, step_s, counters)
+                    next_line()
             else:
-                self._next_line(m, set_line, a_surf, a_line, step_l, step_s, counters)
+                next_line()
         return m
-
-    def _next_line(self, m, set_line, a_surf, a_line, step_l, step_s, counters):
-        """The run after the last of a line: the next line, surface or the end."""
-        cl, cs = counters[:2]
-        if self.elem:
-            for c in counters[-2:]:
-                c.reload()
-        with m.If(cl.last):
-            cl.reload()
-            if self.repeat:
-                counters[2].reload()
-            with m.If(cs.last):
-                m.d.sync += self.valid.eq(0)
-            with m.Else():
-                nxt = (a_surf + step_s)[:self.pw]
-                cs.step()
-                m.d.sync += a_surf.eq(nxt)
-                set_line(nxt)
-        with m.Else():
-            cl.step()
-            nxt = (a_line + step_l)[:self.pw]
-            if self.repeat:
-                cv = counters[2]
-                with m.If(cv.last):
-                    cv.reload()
-                    set_line(nxt)
-                with m.Else():
-                    cv.step()
-                    if self.elem:
-                        m.d.sync += self._a_elem.eq(a_line)
-            else:
-                set_line(nxt)
 
 
 class _RunQueue(Elaboratable):
