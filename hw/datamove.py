@@ -516,16 +516,15 @@ class DataMoveEngine(wiring.Component):
         m.d.comb += bl_out.eq(Mux(is4, (bl_in + 1) >> 1, bl_in << lsz))
 
         def contiguous(side):
-            """D-OVERLAP "contiguous" for `side`, from its fields and lines, registered
-            (valid two cycles after its lines are known; EVAL comes later): every line
-            follows the last, and every surface too. An odd int4 count never is."""
+            """D-OVERLAP "contiguous" for `side` (``side.contig``), from its fields and
+            lines, registered (valid two cycles after its lines are known, long before
+            CHECK reads it): every line follows the last, and every surface too. An odd
+            int4 count never is."""
             def spans(count, stride):
                 b = Mux(is4, (count + 1) >> 1, count << lsz)
                 return (stride == b) & ~(is4 & count[0])
-            q = Signal(name=f"{side.p}_contig_q")
-            m.d.sync += q.eq(((side.lines <= 1) | spans(side.width, side.ls))
-                             & ((side.n <= 1) | spans(side.trans, side.ss)))
-            return q
+            m.d.sync += side.contig.eq(((side.lines <= 1) | spans(side.width, side.ls))
+                                       & ((side.n <= 1) | spans(side.trans, side.ss)))
 
         with m.If(ld_mac):
             m.d.sync += [ma.eq(op_a), mb.eq(op_b)]
@@ -613,7 +612,8 @@ class DataMoveEngine(wiring.Component):
                     m.d.sync += busy.eq(0)
                     then()
 
-        d_contig, s_contig = contiguous(d), contiguous(s)
+        contiguous(d)
+        contiguous(s)
 
         def side_states(after):
             """For side `sd`: lines, then the extent: acc = last + (lines-1) *
@@ -643,7 +643,6 @@ class DataMoveEngine(wiring.Component):
             mac_state("SPAN_S", x_n - 1, x.ss, goto("EVAL"), a_zero=~Mux(sd, s.multi, d.multi))
             with m.State("EVAL"):
                 # acc is the span: the side's pattern lies in [base, base + span)
-                set_side(d.contig, s.contig, Mux(sd, s_contig, d_contig))
                 set_side(d.oor, s.oor, x.base_hi | (acc[AW + 1:] != 0) | (x.base_lo + acc[:AW + 1] > MEM))
                 set_side(d.ovl, s.ovl, Mux(sd, near_s & (acc > ndlt), near_d & (acc > dlt[:50])))
                 after()
