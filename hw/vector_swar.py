@@ -155,12 +155,23 @@ class Lanes:
 
     # --- addition ---------------------------------------------------------------------------
 
+    def lane_sum(self, x, y, cin=0, name="s"):
+        """(x & NH) + (y & NH) + cin, one carry chain per 64-bit group: every lane MSB is
+        masked off and no lane crosses a group, so no carry leaves a group and the word
+        needs no carry chain longer than 64 bits (one 256-bit chain is four times as long)."""
+        NH = self.NH
+        x, y, cin = (Const(v, self.n) if isinstance(v, int) else v for v in (x, y, cin))
+        xs, ys = self.comb(x & NH, name + "_x"), self.comb(y & NH, name + "_y")
+        cs = self.signal(cin, name + "_c")
+        g = min(self.n, LANE_BITS[-1])
+        return self.comb(Cat((xs[i:i + g] + ys[i:i + g] + cs[i:i + g])[:g] for i in range(0, self.n, g)), name)
+
     def add(self, a, a_s, b, b_s, cin, name="add"):
         """Exact lane-wise a + b + cin of (L+1)-bit values (`a_s`, `b_s`: sign flags at
         H; `cin`: 0/1 at the lane LSBs). Returns (low, neg, fit), flags at H."""
-        H, NH = self.H, self.NH
+        H = self.H
         a, a_s, b, b_s, cin = (Const(v, self.n) if isinstance(v, int) else v for v in (a, a_s, b, b_s, cin))
-        s = self.comb((a & NH) + (b & NH) + cin, name + "_s")
+        s = self.lane_sum(a, b, cin, name + "_s")
         low = self.comb(s ^ ((a ^ b) & H), name)
         cout = ((a & b) | ((a ^ b) & s)) & H
         neg = self.comb(((~cout & (a_s | b_s)) | (cout & a_s & b_s)) & H, name + "_neg")
@@ -174,9 +185,9 @@ class Lanes:
     def carry(self, a, b, name="cy"):
         """Lane-wise unsigned a >= b of L-bit lanes (the carry of a + ~b + 1), at H,
         and the difference modulo 2**L."""
-        H, NH = self.H, self.NH
+        H = self.H
         nb = self.comb(~b, name + "_nb")
-        s = self.comb((a & NH) + (nb & NH) + self.LO, name + "_s")
+        s = self.lane_sum(a, nb, self.LO, name + "_s")
         diff = self.comb(s ^ ((a ^ nb) & H), name + "_d")
         ge = self.comb(((a & nb) | ((a ^ nb) & s)) & H, name + "_ge")
         return ge, diff
@@ -184,8 +195,8 @@ class Lanes:
     def neg_if(self, x, mask, name="ng"):
         """Lane-wise -x (mod 2**L) where `mask` is set, else x."""
         xm = self.comb(x ^ mask, name + "_x")
-        s = (xm & self.NH) + (mask & self.LO)
-        return self.comb(s[:self.n] ^ (xm & self.H), name)
+        s = self.lane_sum(xm, mask & self.LO, 0, name + "_s")
+        return self.comb(s ^ (xm & self.H), name)
 
     def magnitude(self, x, x_s, name="mag"):
         """|value| of (L+1)-bit values whose magnitude fits L bits (signed sources,
