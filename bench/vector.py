@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from xdsa.golden.builder import ProgramBuilder
+from xdsa.golden.cycle.vector import NARROW, NARROW_SCALED
 from xdsa.golden.isa import DataUnit, by_mnemonic
 from xdsa.hw.vector_ops import ROLE_FIELDS
 from xdsa.sim.cosim import run_golden
@@ -105,8 +106,11 @@ def run(config):
     while size + BASE + 0x80 > config.mem_bytes:
         size //= 2
     rows = []
+    narrow = config.narrow_groups > 1
     for name, mn, unit in (("int8 ADD", "add", DataUnit.S8), ("int32 MUL", "mul", DataUnit.S32),
-                           ("int8 CLIP (narrow path)", "clip", DataUnit.S8)):
+                           ("int8 CLIP", "clip", DataUnit.S8)):
+        if narrow and mn in NARROW:
+            name += " (narrow path)"
         n = size * 8 // unit.bits
         units = {"s0": unit, "d": unit} if mn == "clip" else {"s0": unit, "s1": unit, "d": unit}
         print(f"vector bench: {name} over {size} bytes ...", file=sys.stderr)
@@ -134,9 +138,13 @@ def run(config):
                  "dispatch, retire), which runs one instruction at a time.")
     n_add = rows[0]["elements"]
     per_insn = rows[0]["cycles"] - n_add * 8 // (8 * W)
-    notes.append(f"steady state: one beat of W bytes per cycle at any alignment (int8 ADD and int32 MUL alike: "
-                 f"the datapath width, not the element width, sets the rate); the {per_insn} cycles above "
-                 "one per beat are the fixed cost per instruction (the same as the short ADD's latency).")
+    notes.append(f"steady state: one beat of W bytes per cycle at any alignment (the datapath width, not the "
+                 f"element width, sets the rate); the {per_insn} cycles above one per beat are the fixed cost per "
+                 "instruction (the same as the short ADD's latency).")
+    if narrow:
+        notes.append(f"the narrow path's kinds ({', '.join(sorted(k.upper() for k in NARROW_SCALED))}) run on a "
+                     f"{config.vector_narrow_bits}-bit ALU, one lane group of the beat after the other: "
+                     f"{config.narrow_groups} times the cycles of a full-width beat.")
     result = {"title": f"Vector engine ({config.name}, W = {W})", "rows": rows, "notes": notes}
     for r in rows:
         print(f"  {r['case']:36s} {r['cycles']:8d} cycles  {r['bytes_per_cycle']:7.3f} B/cycle "

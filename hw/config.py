@@ -22,7 +22,7 @@ class CoreConfig:
     datamove: str = "stream"       # data-move engine: "stream" (hw/datamove.py) or "micro"
                                    # (hw/datamove_micro.py: micro-coded, least logic, lanes = 1)
     vector_bytes: int = 0          # vector datapath width W in bytes (0: no vector engine)
-    vector_narrow_bits: int = 0    # width of the ALU for POW, MEDIAN, CLIP, the shifts, DIV/MOD
+    vector_narrow_bits: int = 0    # width of the ALU for POW, MEDIAN, CLIP, MUL, the shifts, DIV/MOD
                                    # (0: the whole datapath; 64: one 64-bit lane group per cycle)
     array_n: int = 0               # systolic array size N (0: no matrix unit)
     fetch_depth: int = None        # fetcher buffer entries (None: default_depth(row_bytes))

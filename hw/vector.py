@@ -32,7 +32,7 @@ Microarchitecture
   widest unit of the instruction (N = 8 W): unpack (S0), ALU (S1, `hw.vector_alu`,
   with the multiplier array `hw.vector_mul`), convert/pack (S2,
   `hw.vector_convert`). With ``config.vector_narrow_bits`` (`base`: 64) S1 is
-  `hw.vector_alu_split`: POW, MEDIAN, CLIP, the shifts and DIV/MOD on a narrow
+  `hw.vector_alu_split`: POW, MEDIAN, CLIP, MUL, the shifts and DIV/MOD on a narrow
   ALU, one lane group of the beat after the other (``occ`` grows by the number
   of groups, DIV/MOD excepted).
 * **Writer** (`hw.vector_stream.StreamWriter`) on ``wr``: row writes with byte
@@ -52,10 +52,10 @@ plus one to the last write. Steady state: one beat per ``occ`` cycles (see
 `hw.vector_alu`), e.g. W bytes of int8 ADD results per cycle at any alignment.
 
 Measured through the `base` core (``xdsa bench vector``, W = 32, Verilator):
-int8 ADD and int32 MUL over 64 KiB at 31.6 destination bytes per cycle (98.7 % of
-W; the rest is the fixed cost of one instruction), a 16-element int8 ADD in 28
-cycles from issue to completion, 17 of them in the engine. docs/vector-engine.md
-has the details.
+int8 ADD over 64 KiB at 31.6 destination bytes per cycle (98.7 % of W; the rest
+is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path) at
+8.0, a 16-element int8 ADD in 28 cycles from issue to completion, 17 of them in
+the engine. docs/vector-engine.md has the details.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal

@@ -52,7 +52,7 @@ _UNARY = {"thres", "abs", "sign", "sxt", "uxt", "round", "ceil", "floor", "clip"
 ELEMENTWISE = _BINARY | _LOGIC | _UNARY | {"median"}
 # the kinds on the ALU's narrow path (`CoreConfig.vector_narrow_bits`): one lane group of
 # the beat after the other, each taking the cycles a whole beat takes on a full-width ALU
-NARROW = frozenset({"pow", "median", "clip", "lsl", "lsr", "ror", "asl", "asr", "nsr", "div", "mod"})
+NARROW = frozenset({"pow", "median", "clip", "mul", "lsl", "lsr", "ror", "asl", "asr", "nsr", "div", "mod"})
 # those whose occupancy grows by ``narrow_groups`` (division is one 64-bit group at a time either way)
 NARROW_SCALED = NARROW - {"div", "mod"}
 

@@ -367,8 +367,8 @@ def test_throughput_and_latency():
     alignments, every program checked against the golden model) and the latency of
     a 16-element int8 ADD from issue to completion (the design figures of
     hw/vector.py: one beat of W bytes per cycle, MUL of 64-bit products and MEDIAN's
-    third source at half rate; the narrow path's kinds, here CLIP and MEDIAN, take
-    `narrow_groups` times as long)."""
+    third source at half rate; the narrow path's kinds, here MUL, CLIP and MEDIAN,
+    take `narrow_groups` times as long)."""
     _verilator()
     from xdsa.bench.vector import marginal_cycles, steady_rate
     S8, S16, S32, S64 = DataUnit.S8, DataUnit.S16, DataUnit.S32, DataUnit.S64
@@ -378,9 +378,9 @@ def test_throughput_and_latency():
         "add_s8": ("add", {"s0": S8, "s1": S8, "d": S8}, 2048, 0.9),
         "add_s8_s16_widen": ("add", {"s0": S8, "s1": S8, "d": S16}, 1024, 0.9),
         "add_u4": ("add", {"s0": DataUnit.U4, "s1": DataUnit.U4, "d": DataUnit.U4}, 4096, 0.9),
-        "mul_s32": ("mul", {"s0": S32, "s1": S32, "d": S32}, 512, 0.9),
-        "mul_s32_s64": ("mul", {"s0": S32, "s1": S32, "d": S64}, 256, 0.9),
-        "mul_s64": ("mul", {"s0": S64, "s1": S64, "d": S64}, 256, 0.45),
+        "mul_s32": ("mul", {"s0": S32, "s1": S32, "d": S32}, 512, 0.9 / G),
+        "mul_s32_s64": ("mul", {"s0": S32, "s1": S32, "d": S64}, 256, 0.9 / G),
+        "mul_s64": ("mul", {"s0": S64, "s1": S64, "d": S64}, 256, 0.45 / G),
         "median_s8": ("median", {"s0": S8, "s1": S8, "s2": S8, "d": S8}, 1024, 0.45 / G),
         "clip_s8": ("clip", {"s0": S8, "d": S8}, 1024, 0.9 / G),
     }

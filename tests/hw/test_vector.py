@@ -125,7 +125,7 @@ def test_narrow_path_configuration():
     narrow kinds are exactly the ALU kinds of the cycle model's NARROW mnemonics."""
     from xdsa.golden.cycle.vector import NARROW
     from xdsa.hw.vector_ops import NARROW_KINDS, Kind
-    assert NARROW_KINDS == {Kind.POW, Kind.MEDIAN, Kind.CLIP, Kind.LSL, Kind.LSR, Kind.ROR, Kind.ASL,
+    assert NARROW_KINDS == {Kind.POW, Kind.MEDIAN, Kind.CLIP, Kind.MUL, Kind.LSL, Kind.LSR, Kind.ROR, Kind.ASL,
                             Kind.ASR, Kind.DIV, Kind.MOD}
     assert {mn for mn, op in OPS.items() if op.kind in NARROW_KINDS} == NARROW
     assert get_config("base").narrow_groups == 4
