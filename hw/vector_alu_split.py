@@ -6,9 +6,9 @@ Two `hw.vector_alu.VectorAlu` instances share the stage's ports:
 * the **wide path**, ``n`` bits, builds the kinds that stay at one beat per cycle
   (ADD, SUB, ABS, MAX .. CMP, THRES, SIGN, the identity kinds, LOGIC): no multiplier;
 * the **narrow path**, ``nb`` bits, builds the `NARROW_KINDS` (POW, MEDIAN, CLIP,
-  MUL, LSL, LSR, ROR, ASL, ASR/NSR, DIV/MOD) with the only multiplier array and takes the beat one ``nb``-bit lane
-  group after the other (lanes are at most 64 bits, so a group holds whole lanes
-  and the SWAR words need no change). Each group takes the cycles a whole beat
+  MUL, LSL, LSR, ROR, ASL, ASR/NSR, DIV/MOD) with the only multiplier array, and
+  takes the beat one ``nb``-bit lane group after the other (lanes are at most 64
+  bits, so a group holds whole lanes and the SWAR words need no change). Each group takes the cycles a whole beat
   would take on a full-width ALU (``occ / G``, G = n / nb, set by the engine);
   the results of groups 0 .. G-2 are kept in registers and the last group's is
   passed through, so the stage's outputs are complete in the beat's last cycle,
