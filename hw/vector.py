@@ -262,19 +262,25 @@ class VectorEngine(wiring.Component):
                 m.d.comb += slot_count.eq(Mux(ck == D, 1, length))
         with m.Else():
             m.d.comb += slot_count.eq(length)
-        slot_bytes = Signal(72)
-        m.d.comb += slot_bytes.eq(nbytes(slot_count, slot_b))
+        # ADDRESS_RANGE: an address or count with a bit set at TB or above is out of memory
+        # (2**TB elements span at least 2 * mem_bytes); below, exact TB + 5-bit arithmetic
+        TB = AW + 2
+        slot_bytes = Signal(TB + 4)
+        m.d.comb += slot_bytes.eq(nbytes(slot_count[:TB], slot_b))
         range_bad = Signal()
-        m.d.comb += range_bad.eq((slot_bytes != 0) & (slot_addr + slot_bytes > cfg.mem_bytes))
+        m.d.comb += range_bad.eq((slot_count != 0) & (slot_count[TB:].any() | slot_addr[TB:].any()
+                                                      | (slot_addr[:TB] + slot_bytes > cfg.mem_bytes)))
 
-        d_end = Signal(72)
-        s_end = Signal(72)
-        m.d.comb += [d_end.eq(addr[D] + nbytes(length, bd)), s_end.eq(slot_addr + nbytes(length, slot_b))]
-        dbit, sbit = addr[D] << 3, slot_addr << 3
-        bw_d, bw_s = Const(4, 8) << bd, Const(4, 8) << slot_b
+        # D-OVERLAP (exact, 64-bit addresses and lengths) relative to delta = source - destination
+        # (Amaranth differences are signed)
+        diff = slot_addr - addr[D]
+        delta = Signal.like(diff, name="delta")
+        m.d.comb += delta.eq(diff)
+        delta8 = delta << 3
         nm1 = length - 1
-        legal = (dbit + bw_d <= sbit + bw_s) & (dbit + (nm1 << (bd + 2)) <= sbit + (nm1 << (slot_b + 2)))
-        inter = ~((slot_addr >= d_end) | (addr[D] >= s_end))
+        legal = ((Const(4, 8) << bd) - (Const(4, 8) << slot_b) <= delta8) & \
+            ((nm1 << (bd + 2)) - (nm1 << (slot_b + 2)) <= delta8)
+        inter = (delta < nbytes(length, bd)) & (-delta < nbytes(length, slot_b))
         ov_bad = Signal()
         m.d.comb += ov_bad.eq((length > 1) & inter & ~legal)
 

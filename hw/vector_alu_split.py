@@ -12,7 +12,11 @@ Two `hw.vector_alu.VectorAlu` instances share the stage's ports:
   would take on a full-width ALU (``occ / G``, G = n / nb, set by the engine);
   the results of groups 0 .. G-2 are kept in registers and the last group's is
   passed through, so the stage's outputs are complete in the beat's last cycle,
-  exactly where a full-width ALU has them.
+  exactly where a full-width ALU has them. The narrow path's magnitude-mode
+  results (MUL, ASL, POW, DIV, MOD) are turned into exact ones on its ``nb`` bits
+  (`hw.vector_convert.exact_from_magnitude`), so the stage's outputs are always in
+  exact mode and have no ``hi`` word: the full-width converter needs no magnitude
+  mode.
 
 On `base` (n = 256, nb = 64) the two paths with their sequencing take 43 % of the
 cells of the full-width ALU (yosys, flattened, `abc -lut 4`: 19,606 LUT4 + 1,501
@@ -30,13 +34,15 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from .vector_alu import ALL_KINDS, OCC_BITS, VectorAlu, beat_config_layout
+from .vector_alu import ALL_KINDS, MAG_KINDS, OCC_BITS, VectorAlu, beat_config_layout
+from .vector_convert import exact_from_magnitude
 from .vector_ops import NARROW_KINDS
+from .vector_swar import Lanes
 
 __all__ = ["SplitAlu"]
 
 PORTS_IN = ("a", "as_", "b", "bs", "c", "cs")
-PORTS_OUT = ("low", "hi", "neg", "fit")
+PORTS_OUT = ("low", "neg", "fit")
 
 
 class SplitAlu(wiring.Component):
@@ -84,6 +90,18 @@ class SplitAlu(wiring.Component):
             m.d.comb += [getattr(wide, p).eq(getattr(self, p)),
                          getattr(narrow, p).eq(getattr(self, p).word_select(g, nb))]
 
+        # the narrow path's results in exact mode (flags at the lane MSBs)
+        cm = Module()
+        m.submodules.consts = cm
+        ln = Lanes(m, nb, cfg.lsel, "nx", cm=cm)
+        mag = Signal(name="mag_mode")
+        cm.d.comb += mag.eq(cfg.kind.matches(*MAG_KINDS))
+        v, negm, fitm = exact_from_magnitude(ln, narrow.low, narrow.hi, narrow.neg, "nx")
+        nres = {"low": Signal(nb, name="n_low"), "neg": Signal(nb, name="n_neg"), "fit": Signal(nb, name="n_fit")}
+        m.d.comb += [nres["low"].eq(Mux(mag, v, narrow.low)),
+                     nres["neg"].eq(Mux(mag, negm & ln.H, narrow.neg)),
+                     nres["fit"].eq(Mux(mag, fitm & ln.H, narrow.fit))]
+
         # results of the finished groups (every group but the last)
         kept = {p: [Signal(nb, name=f"kept_{p}_{i}", reset_less=True) for i in range(G - 1)] for p in PORTS_OUT}
         with m.If(self.step):
@@ -92,10 +110,10 @@ class SplitAlu(wiring.Component):
                 with m.Switch(g):
                     for i in range(G - 1):
                         with m.Case(i):
-                            m.d.sync += [kept[p][i].eq(getattr(narrow, p)) for p in PORTS_OUT]
+                            m.d.sync += [kept[p][i].eq(nres[p]) for p in PORTS_OUT]
             with m.Else():
                 m.d.sync += [g_r.eq(g), sub_r.eq(sub + 1)]
         for p in PORTS_OUT:
-            m.d.comb += getattr(self, p).eq(Mux(is_narrow, Cat(*kept[p], getattr(narrow, p)),
+            m.d.comb += getattr(self, p).eq(Mux(is_narrow, Cat(*kept[p], nres[p]),
                                                 getattr(wide, p)))
         return m

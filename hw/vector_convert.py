@@ -1,7 +1,7 @@
 """Stage S2 of the beat pipeline: the destination conversion (D-CONVERT) and packing.
 
 Input: the ALU's per-lane exact results (`hw.vector_alu`: exact or magnitude
-mode). In magnitude mode the sign is applied first (``low = -|r| mod 2**L``,
+mode; `exact_from_magnitude` converts the latter). In magnitude mode the sign is applied first (``low = -|r| mod 2**L``,
 ``neg = sign & |r| != 0``, ``fit = |r| <= 2**L`` for negatives, ``< 2**L``
 otherwise). Then, with k = dst_bits - signed:
 
@@ -23,15 +23,33 @@ from amaranth.lib.wiring import In, Out
 from .vector_alu import MAG_KINDS, beat_config_layout
 from .vector_swar import Lanes
 
-__all__ = ["Converter"]
+__all__ = ["Converter", "exact_from_magnitude"]
+
+
+def exact_from_magnitude(ln, low, hi, neg, tag):
+    """Magnitude-mode lanes (|r| in `low`/`hi`, the sign at the lane MSBs of `neg`)
+    as exact ones: (r mod 2**L, r < 0, r in [-2**L, 2**L)), the two flags as masks
+    over whole lanes. `ln` is the `hw.vector_swar.Lanes` of the values' width."""
+    sgn = ln.lane_flag(neg & ln.H, tag + "_sgn")
+    nzl = ln.lane_any(low, tag + "_nzl")
+    nzh = ln.lane_any(hi, tag + "_nzh")
+    ph1 = ln.lane_any(hi ^ ln.LO, tag + "_ph_ne1")
+    return (ln.neg_if(low, sgn, tag + "_apply"), ln.comb(sgn & (nzl | nzh), tag + "_negm"),
+            ln.comb(~nzh | (sgn & ~ph1 & ~nzl), tag + "_fitm"))
 
 
 class Converter(wiring.Component):
-    def __init__(self, n):
+    """D-CONVERT for an `n`-bit beat. With ``magnitude=False`` the input is always in
+    exact mode (`hw.vector_alu_split` converts its narrow path's magnitudes itself)
+    and there is no ``hi`` port."""
+
+    def __init__(self, n, *, magnitude=True):
         self.n = n
+        self.magnitude = magnitude
         super().__init__({
             "cfg": In(beat_config_layout()),
-            "low": In(n), "hi": In(n), "neg": In(n), "fit": In(n),
+            "low": In(n), "neg": In(n), "fit": In(n),
+            **({"hi": In(n)} if magnitude else {}),
             "out": Out(n),
         })
 
@@ -41,26 +59,23 @@ class Converter(wiring.Component):
         m.submodules.consts = cm
         n, cfg = self.n, self.cfg
         ln = Lanes(m, n, cfg.lsel, "cv", cm=cm)
-        H, LO = ln.H, ln.LO
+        H = ln.H
 
-        mag = Signal(name="mag_mode")
-        cm.d.comb += mag.eq(cfg.kind.matches(*MAG_KINDS))
         v = Signal(n, name="value")
         negm = Signal(n, name="negm")
         fitm = Signal(n, name="fitm")
-        with m.If(mag):
-            sgn = ln.lane_flag(self.neg & H, "sgn")
-            nzl = ln.lane_any(self.low, "nzl")
-            nzh = ln.lane_any(self.hi, "nzh")
-            ph1 = ln.lane_any(self.hi ^ LO, "ph_ne1")
-            m.d.comb += [
-                v.eq(ln.neg_if(self.low, sgn, "apply")),
-                negm.eq(sgn & (nzl | nzh)),
-                fitm.eq(~nzh | (sgn & ~ph1 & ~nzl)),
-            ]
-        with m.Else():
-            m.d.comb += [v.eq(self.low), negm.eq(ln.lane_flag(self.neg & H, "negm")),
-                         fitm.eq(ln.lane_flag(self.fit & H, "fitm"))]
+        exact = [v.eq(self.low), negm.eq(ln.lane_flag(self.neg & H, "negm")),
+                 fitm.eq(ln.lane_flag(self.fit & H, "fitm"))]
+        if self.magnitude:
+            mag = Signal(name="mag_mode")
+            cm.d.comb += mag.eq(cfg.kind.matches(*MAG_KINDS))
+            with m.If(mag):
+                m.d.comb += [x.eq(y) for x, y in zip((v, negm, fitm),
+                                                    exact_from_magnitude(ln, self.low, self.hi, self.neg, "mg"))]
+            with m.Else():
+                m.d.comb += exact
+        else:
+            m.d.comb += exact
 
         dkey = [(Cat(cfg.bd, cfg.sd), [(bd | (sd << 3), (4 << bd, sd)) for bd in range(5) for sd in (0, 1)])]
 

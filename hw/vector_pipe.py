@@ -97,12 +97,13 @@ class BeatPipe(wiring.Component):
         m.d.comb += [alu.cfg.eq(cfg), alu.it.eq(it)]
         for port, r in zip((alu.a, alu.as_, alu.b, alu.bs, alu.c, alu.cs), regs):
             m.d.comb += port.eq(r)
-        r_low, r_hi, r_neg, r_fit = (Signal(n, name=nm) for nm in ("r_low", "r_hi", "r_neg", "r_fit"))
+        # the S1 result; a `SplitAlu` delivers exact mode only (no `hi` word)
+        res_ports = ("low", "hi", "neg", "fit") if self.nb == n else ("low", "neg", "fit")
+        res = {p: Signal(n, name="r_" + p) for p in res_ports}
 
         # --- S2 -------------------------------------------------------------------------------------
-        m.submodules.conv = conv = Converter(n)
-        m.d.comb += [conv.cfg.eq(cfg), conv.low.eq(r_low), conv.hi.eq(r_hi), conv.neg.eq(r_neg),
-                     conv.fit.eq(r_fit)]
+        m.submodules.conv = conv = Converter(n, magnitude="hi" in res)
+        m.d.comb += [conv.cfg.eq(cfg)] + [getattr(conv, p).eq(r) for p, r in res.items()]
         o_data = Signal(n)
         o_cnt = Signal.like(self.load_dnib, name="dnib2")
 
@@ -127,8 +128,7 @@ class BeatPipe(wiring.Component):
         with m.If(c_due):
             m.d.sync += [regs[4].eq(src12[0]), regs[5].eq(src12[1])]
         with m.If(fin):
-            m.d.sync += [it.eq(0), v1.eq(1), d1.eq(d0),
-                         r_low.eq(alu.low), r_hi.eq(alu.hi), r_neg.eq(alu.neg), r_fit.eq(alu.fit)]
+            m.d.sync += [it.eq(0), v1.eq(1), d1.eq(d0)] + [r.eq(getattr(alu, p)) for p, r in res.items()]
         with m.Else():
             with m.If(step):
                 m.d.sync += it.eq(it + 1)

@@ -11,7 +11,8 @@ unit takes one element per cycle from the reader's window.
 
 Per element (one cycle, except as noted):
 
-* sum (exact, 64 + log2(elements) + 2 bits), nonzero flags (ALL, ANY), max, min;
+* sum (exact, 64 + log2(elements) + 2 bits), nonzero flags (ALL, ANY), the
+  extreme (MAX or MIN, one comparator);
 * REDUCE_VAR: the square, on a radix-2 shift-add multiplier that skips leading
   zeros: one cycle per significant bit of |x|;
 * REDUCE_PROD: the magnitude times |x| on the same multiplier, capped at
@@ -21,8 +22,12 @@ Per element (one cycle, except as noted):
 Per result: SUM/ASUM, MAX, MIN, ALL, ANY, PROD at once; MEAN the exact sum
 divided by K (toward zero) on a restoring divider, bits + 1 cycles; VAR
 ``(K * sum(x^2) - sum(x)^2) // K**2`` with three shift-add products and a
-restoring division of 2 * bits + 2 steps. Then saturation to the destination unit
-(wrapping for ASUM without ``sat``) and one element to the writer.
+restoring division of 2 * bits + 2 steps. The divider keeps the divisor in place
+and moves the dividend through a partial remainder as wide as K**2 (K < 2**NB
+once the operand ranges have passed), so its compare-subtract is 2 NB bits wide,
+not as wide as the numerator. Then saturation to the destination unit (wrapping
+for ASUM without ``sat``; compares on 65 bits, a wider result saturates by its
+sign) and one element to the writer.
 
 The dimension products (C*H, H*W, C*W, C*H*W) for the range checks are computed
 on the same multiplier when `dims_start` pulses (at most 48 cycles).
@@ -73,6 +78,8 @@ class Reducer(wiring.Component):
         QW = 128 + NB + 1                       # sum of squares
         PW = max(QW + NB, 2 * SW) + 1           # products, numerators
         BW = max(SW, 2 * NB)                    # second multiplier operand
+        QB = 2 * 64 + 2                         # quotients: VAR's is below 2**(2 bits + 2)
+        DB = 2 * NB                             # divisors: K <= elements < 2**NB once the ranges pass
         c = Signal(12)
         h = Signal(12)
         w = Signal(12)
@@ -187,19 +194,20 @@ class Reducer(wiring.Component):
         acc_sq = Signal(QW)
         pmag = Signal(66)
         pneg = Signal()
-        mx = Signal(65)
-        mn = Signal(65)
+        ext = Signal(65)                                  # MAX / MIN: the extreme so far
         anynz = Signal()
         allnz = Signal()
         kcnt = Signal(36)
         outs = Signal(36)                                 # results emitted
-        t1 = Signal(PW)                                   # VAR: K * sum of squares
-        num = Signal(PW)
-        v = Signal(PW)                                    # the result, signed
+        num = Signal(PW)                                  # VAR: K * sum(x^2), then minus sum^2
+        VW = QB + 1                                       # results, signed (sums need less)
+        v = Signal(VW)
         vneg = Signal()
-        dv_x = Signal(PW)                                 # divider: remainder
-        dv_d = Signal(PW)                                 # shifted divisor
-        dv_q = Signal(PW)
+        # divider (MEAN, VAR): the divisor stays put and the dividend moves left through
+        # the partial remainder dv_r, one bit per step, the quotient bits entering dv_q
+        dv_d = Signal(DB)                                 # K or K**2
+        dv_r = Signal(DB)                                 # partial remainder, below dv_d
+        dv_q = Signal(QB)                                 # dividend bits below the remainder, then the quotient
         dv_n = Signal(8)
         o_data = Signal(64)
 
@@ -225,18 +233,18 @@ class Reducer(wiring.Component):
                 m.d.comb += self.idle.eq(1)
                 with m.If(self.start):
                     reset_acc()
-                    m.d.sync += [outs.eq(0), mx.eq(0), mn.eq(0)]
+                    m.d.sync += [outs.eq(0), ext.eq(0)]
                     m.next = "ACC"
 
             with m.State("ACC"):
                 with m.If(self.avail >= el_nib):
                     m.d.comb += take.eq(1)
                     first = kcnt == 0
+                    better = Mux(var == MAX, xs > ext.as_signed(), xs < ext.as_signed())
                     m.d.sync += [
                         acc_sum.eq(acc_sum + xs), kcnt.eq(kcnt + 1),
                         anynz.eq(anynz | xnz), allnz.eq(allnz & xnz),
-                        mx.eq(Mux(first | (xs > mx.as_signed()), x, mx)),
-                        mn.eq(Mux(first | (xs < mn.as_signed()), x, mn)),
+                        ext.eq(Mux(first | better, x, ext)),
                         pneg.eq(pneg ^ xneg),
                     ]
                     with m.If(var == VAR):
@@ -262,7 +270,8 @@ class Reducer(wiring.Component):
 
             with m.State("PROD"):
                 with m.If(sa_done):
-                    m.d.sync += pmag.eq(Mux(sa_p >= cap, cap, sa_p))
+                    capped = _by_width(self.bsel, lambda b: sa_p[b:].any())     # sa_p >= 2**bits
+                    m.d.sync += pmag.eq(Mux(capped, cap, sa_p))
                     with m.If(kcnt == K):
                         m.next = "FIN"
                     with m.Else():
@@ -278,11 +287,8 @@ class Reducer(wiring.Component):
                     with m.Case(ANY):
                         m.d.sync += [v.eq(anynz), vneg.eq(0)]
                         m.next = "SAT"
-                    with m.Case(MAX):
-                        m.d.sync += [v.eq(mx.as_signed()), vneg.eq(mx[64])]
-                        m.next = "SAT"
-                    with m.Case(MIN):
-                        m.d.sync += [v.eq(mn.as_signed()), vneg.eq(mn[64])]
+                    with m.Case(MAX, MIN):
+                        m.d.sync += [v.eq(ext.as_signed()), vneg.eq(ext[64])]
                         m.next = "SAT"
                     with m.Case(SUM):
                         m.d.sync += [v.eq(acc_sum.as_signed()), vneg.eq(sum_neg)]
@@ -292,51 +298,59 @@ class Reducer(wiring.Component):
                         m.d.sync += [v.eq(Mux(neg_p, -pmag.as_signed(), pmag)), vneg.eq(neg_p)]
                         m.next = "SAT"
                     with m.Case(MEAN):
-                        # |sum| / K: quotient below 2**(bits+1)
-                        m.d.sync += [dv_x.eq(sum_abs), dv_d.eq(_by_width(self.bsel, lambda b: K << b)),
-                                     dv_q.eq(0), dv_n.eq(_by_width(self.bsel, lambda b: b + 1)),
-                                     vneg.eq(sum_neg)]
+                        # |sum| / K: quotient below 2**(bits + 1)
+                        m.d.sync += [dv_r.eq(_by_width(self.bsel, lambda b: sum_abs >> (b + 1))), dv_q.eq(sum_abs),
+                                     dv_d.eq(K), dv_n.eq(0), vneg.eq(sum_neg)]
                         m.next = "DIV"
                     with m.Case(VAR):
                         mul(acc_sq, K)
                         m.next = "VAR1"
 
-            with m.State("VAR1"):                             # t1 = K * sum(x^2)
+            with m.State("VAR1"):                             # num = K * sum(x^2)
                 sum_abs = Mux(acc_sum[SW - 1], -acc_sum.as_signed(), acc_sum)
                 with m.If(sa_done):
-                    m.d.sync += t1.eq(sa_p)
+                    m.d.sync += num.eq(sa_p)
                     mul(sum_abs, sum_abs)
                     m.next = "VAR2"
 
-            with m.State("VAR2"):                             # num = t1 - sum^2
+            with m.State("VAR2"):                             # num -= sum^2
                 with m.If(sa_done):
-                    m.d.sync += num.eq(t1 - sa_p)
+                    m.d.sync += num.eq(num - sa_p)
                     mul(K, K)
                     m.next = "VAR3"
 
             with m.State("VAR3"):                             # num // K^2, below 2**(2 bits + 2)
                 with m.If(sa_done):
-                    m.d.sync += [dv_x.eq(num), dv_d.eq(_by_width(self.bsel, lambda b: sa_p << (2 * b + 1))),
-                                 dv_q.eq(0), dv_n.eq(_by_width(self.bsel, lambda b: 2 * b + 2)),
-                                 vneg.eq(0)]
+                    m.d.sync += [dv_r.eq(_by_width(self.bsel, lambda b: num >> (2 * b + 2))), dv_q.eq(num),
+                                 dv_d.eq(sa_p), dv_n.eq(0), vneg.eq(0)]
                     m.next = "DIV"
 
             with m.State("DIV"):
-                with m.If(dv_n == 0):
-                    m.d.sync += v.eq(Mux(vneg, -dv_q.as_signed(), dv_q))
+                # nq = bits + 1 (MEAN) or 2 bits + 2 (VAR) steps; the dividend's next bit is dv_q[nq - 1]
+                is_var = var == VAR
+                nq_m1 = Mux(is_var, _by_width(self.bsel, lambda b: 2 * b + 1), _by_width(self.bsel, lambda b: b))
+                with m.If(dv_n == nq_m1 + 1):
+                    q_mask = Mux(is_var, _by_width(self.bsel, lambda b: Const((1 << (2 * b + 2)) - 1, QB)),
+                                 _by_width(self.bsel, lambda b: Const((1 << (b + 1)) - 1, QB)))
+                    q = dv_q & q_mask
+                    m.d.sync += v.eq(Mux(vneg, -q.as_signed(), q))
                     m.next = "SAT"
                 with m.Else():
-                    ge = dv_x >= dv_d
-                    m.d.sync += [dv_x.eq(Mux(ge, dv_x - dv_d, dv_x)), dv_q.eq(Cat(ge, dv_q)),
-                                 dv_d.eq(dv_d >> 1), dv_n.eq(dv_n - 1)]
+                    nxt = Mux(is_var, _by_width(self.bsel, lambda b: dv_q[2 * b + 1]),
+                              _by_width(self.bsel, lambda b: dv_q[b]))
+                    t = Cat(nxt, dv_r)                        # below 2 * dv_d
+                    ge = t >= dv_d
+                    m.d.sync += [dv_r.eq(Mux(ge, t - dv_d, t)), dv_q.eq(Cat(ge, dv_q)), dv_n.eq(dv_n + 1)]
 
             with m.State("SAT"):
-                vs = v.as_signed()
-                lo = dsat_lo.as_signed()
-                hi = dsat_hi.as_signed()
-                with m.If(self.sat & (vs > hi)):
+                # exact against 65-bit bounds: beyond 65 bits only the sign matters
+                vs = v[:65].as_signed()
+                big = ~(v[64:].all() | ~v[64:].any())
+                over = Mux(big, ~v[VW - 1], vs > dsat_hi.as_signed())
+                under = Mux(big, v[VW - 1], vs < dsat_lo.as_signed())
+                with m.If(self.sat & over):
                     m.d.sync += o_data.eq(dsat_hi)
-                with m.Elif(self.sat & (vs < lo)):
+                with m.Elif(self.sat & under):
                     m.d.sync += o_data.eq(dsat_lo)
                 with m.Else():
                     m.d.sync += o_data.eq(v)

@@ -210,22 +210,25 @@ class StreamWriter(wiring.Component):
         m.d.comb += cnt_mask.eq((Const(1, RN + 1) << self.in_cnt) - 1)
         nmask = Signal(4 * R)
         ndata = Signal(16 * R)
-        expand = Cat(*(cnt_mask[i].replicate(4) for i in range(RN)))
+        # the beat rotated to its memory alignment (one row-wide rotator, not a two-row
+        # shifter); the shifted nibble mask says which half each nibble belongs to
+        rot = Signal(8 * R)
+        m.d.comb += rot.eq(funnel(m, Cat(self.in_data, self.in_data), (RN - off)[:lrn], 8 * R, 4, "wrot"))
+        bmask = Signal(4 * R)
+        m.d.comb += bmask.eq(cnt_mask << off)
         m.d.comb += [
-            nmask.eq(accm | (cnt_mask << off)),
-            ndata.eq(acc | ((self.in_data & expand) << Cat(Const(0, 2), off))),
+            nmask.eq(accm | bmask),
+            ndata.eq(acc | (Cat(rot, rot) & Cat(*(bmask[i].replicate(4) for i in range(2 * RN))))),
         ]
 
         def emit(data, mask, row):
             """Load the write request with one row of `data` (nibble mask `mask`)."""
-            full = Cat(*(mask[i].replicate(4) for i in range(RN)))
-            d = data & full
             be = Cat(*(mask[2 * i] | mask[2 * i + 1] for i in range(R)))
             tail = tail_en & (row == tail_row)
             tail_mask = Signal(RN, name="tail_mask")
             m.d.comb += tail_mask.eq(Mux(tail, Const(1, RN) << tail_off, 0))
             tail_data = Cat(*(tail_mask[i].replicate(4) & tail_nib for i in range(RN)))
-            m.d.sync += [wv.eq(1), wrow.eq(row), wdata.eq(d | tail_data), wbe.eq(be)]
+            m.d.sync += [wv.eq(1), wrow.eq(row), wdata.eq(data | tail_data), wbe.eq(be)]
 
         with m.If(self.start):
             m.d.sync += [
