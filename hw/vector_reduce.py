@@ -202,7 +202,7 @@ class Reducer(wiring.Component):
         num = Signal(PW)                                  # VAR: K * sum(x^2), then minus sum^2
         VW = QB + 1                                       # results, signed (sums need less)
         v = Signal(VW)
-        vneg = Signal()
+        vneg = Signal()                                   # the quotient's sign
         # divider (MEAN, VAR): the divisor stays put and the dividend moves left through
         # the partial remainder dv_r, one bit per step, the quotient bits entering dv_q
         dv_d = Signal(DB)                                 # K or K**2
@@ -282,20 +282,20 @@ class Reducer(wiring.Component):
                 sum_abs = Mux(sum_neg, -acc_sum.as_signed(), acc_sum)
                 with m.Switch(var):
                     with m.Case(ALL):
-                        m.d.sync += [v.eq(allnz), vneg.eq(0)]
+                        m.d.sync += v.eq(allnz)
                         m.next = "SAT"
                     with m.Case(ANY):
-                        m.d.sync += [v.eq(anynz), vneg.eq(0)]
+                        m.d.sync += v.eq(anynz)
                         m.next = "SAT"
                     with m.Case(MAX, MIN):
-                        m.d.sync += [v.eq(ext.as_signed()), vneg.eq(ext[64])]
+                        m.d.sync += v.eq(ext.as_signed())
                         m.next = "SAT"
                     with m.Case(SUM):
-                        m.d.sync += [v.eq(acc_sum.as_signed()), vneg.eq(sum_neg)]
+                        m.d.sync += v.eq(acc_sum.as_signed())
                         m.next = "SAT"
                     with m.Case(PROD):
                         neg_p = pneg & (pmag != 0)
-                        m.d.sync += [v.eq(Mux(neg_p, -pmag.as_signed(), pmag)), vneg.eq(neg_p)]
+                        m.d.sync += v.eq(Mux(neg_p, -pmag.as_signed(), pmag))
                         m.next = "SAT"
                     with m.Case(MEAN):
                         # |sum| / K: quotient below 2**(bits + 1)
@@ -333,7 +333,7 @@ class Reducer(wiring.Component):
                     q_mask = Mux(is_var, _by_width(self.bsel, lambda b: Const((1 << (2 * b + 2)) - 1, QB)),
                                  _by_width(self.bsel, lambda b: Const((1 << (b + 1)) - 1, QB)))
                     q = dv_q & q_mask
-                    m.d.sync += v.eq(Mux(vneg, -q.as_signed(), q))
+                    m.d.sync += v.eq(Mux(vneg, -q, q))
                     m.next = "SAT"
                 with m.Else():
                     nxt = Mux(is_var, _by_width(self.bsel, lambda b: dv_q[2 * b + 1]),
