@@ -327,18 +327,15 @@ class Reducer(wiring.Component):
 
             with m.State("DIV"):
                 # nq = bits + 1 (MEAN) or 2 bits + 2 (VAR) steps; the dividend's next bit is dv_q[nq - 1]
-                is_var = var == VAR
-                nq_m1 = Mux(is_var, _by_width(self.bsel, lambda b: 2 * b + 1), _by_width(self.bsel, lambda b: b))
-                with m.If(dv_n == nq_m1 + 1):
-                    q_mask = Mux(is_var, _by_width(self.bsel, lambda b: Const((1 << (2 * b + 2)) - 1, QB)),
-                                 _by_width(self.bsel, lambda b: Const((1 << (b + 1)) - 1, QB)))
-                    q = dv_q & q_mask
+                def by_nq(fn):
+                    return Mux(var == VAR, _by_width(self.bsel, lambda b: fn(2 * b + 2)),
+                               _by_width(self.bsel, lambda b: fn(b + 1)))
+                with m.If(dv_n == by_nq(lambda nq: nq)):
+                    q = dv_q & by_nq(lambda nq: Const((1 << nq) - 1, QB))
                     m.d.sync += v.eq(Mux(vneg, -q, q))
                     m.next = "SAT"
                 with m.Else():
-                    nxt = Mux(is_var, _by_width(self.bsel, lambda b: dv_q[2 * b + 1]),
-                              _by_width(self.bsel, lambda b: dv_q[b]))
-                    t = Cat(nxt, dv_r)                        # below 2 * dv_d
+                    t = Cat(by_nq(lambda nq: dv_q[nq - 1]), dv_r)     # below 2 * dv_d
                     ge = t >= dv_d
                     m.d.sync += [dv_r.eq(Mux(ge, t - dv_d, t)), dv_q.eq(Cat(ge, dv_q)), dv_n.eq(dv_n + 1)]
 
