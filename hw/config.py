@@ -24,7 +24,12 @@ class CoreConfig:
     vector_bytes: int = 0          # vector datapath width W in bytes (0: no vector engine)
     vector_narrow_bits: int = 0    # width of the ALU for POW, MEDIAN, CLIP, MUL, the shifts, DIV/MOD
                                    # (0: the whole datapath; 64: one 64-bit lane group per cycle)
+    vector_min_lane: int = 4       # narrowest lane of the vector datapath in bits (4, or 8: int4-only
+                                   # instructions then run in 8-bit lanes, at half their rate)
     array_n: int = 0               # systolic array size N (0: no matrix unit)
+    matrix_rq_lanes: int = 2       # CONV2D requantisers (results per cycle, 1 or 2; the second costs
+                                   # about 3,000 LUT4 sites on ECP5 and keeps the ResNet-20 stem at
+                                   # >= 75 %, see docs/matrix-unit.md)
     fetch_depth: int = None        # fetcher buffer entries (None: default_depth(row_bytes))
     doc: str = ""
     extra: dict = field(default_factory=dict, compare=False)
@@ -49,6 +54,10 @@ class CoreConfig:
         if nb and not (self.vector_bytes and nb >= 64 and nb & (nb - 1) == 0 and nb <= 8 * self.vector_bytes):
             raise ValueError(f"vector_narrow_bits must be 0 or a power of two from 64 up to the vector "
                              f"datapath's {8 * self.vector_bytes} bits, not {nb!r}")
+        if self.vector_min_lane not in (4, 8):
+            raise ValueError(f"vector_min_lane must be 4 or 8 bits, not {self.vector_min_lane!r}")
+        if self.matrix_rq_lanes not in (1, 2):
+            raise ValueError(f"matrix_rq_lanes must be 1 or 2, not {self.matrix_rq_lanes!r}")
         if self.key_timeout < 1:
             raise ValueError(f"key_timeout must be at least 1 cycle, not {self.key_timeout!r}")
 
@@ -77,9 +86,10 @@ CONFIGS = {
                        doc="iCE40 UP5K: micro-coded byte-serial data move, 8 KiB of data memory, "
                            "1-entry fetch buffer"),
     "base": CoreConfig("base", mem_bytes=128 << 10, row_bytes=32, domains=(0x80,),
-                       vector_bytes=32, vector_narrow_bits=64, array_n=8,
+                       vector_bytes=32, vector_narrow_bits=64, vector_min_lane=8, array_n=8,
                        doc="ECP5-85F: 128 KiB in 256-bit rows, W = 32 vector datapath (POW, MEDIAN, "
-                           "CLIP, shifts, DIV/MOD 64 bits per cycle), 8 x 8 array"),
+                           "CLIP, MUL, shifts, DIV/MOD 64 bits per cycle; int4 in 8-bit lanes), "
+                           "8 x 8 array"),
     "large": CoreConfig("large", mem_bytes=1 << 20, row_bytes=32, domains=(1, 2, 3, 4, 5, 6, 0x80),
                         vector_bytes=32, array_n=16,
                         doc="simulation/ASIC: 1 MiB data memory, 16 x 16 array"),

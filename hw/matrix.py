@@ -100,17 +100,18 @@ def refuses(config, op, fields):
 class MatrixEngine(wiring.Component):
     """Matrix_Mul and CONV2D for one `CoreConfig` (module docstring). ``pb`` is the
     number of output positions per accumulator bank (a power of two; default 8 N);
-    ``rq_lanes`` the number of requantisers (CONV2D results per cycle, 1 or 2; each is
-    about 5,000 LUT4 on ECP5: 1 costs the ResNet-20 stem about half its rate, see
-    docs/matrix-unit.md)."""
+    ``rq_lanes`` the number of requantisers (CONV2D results per cycle, 1 or 2; default
+    ``config.matrix_rq_lanes``; the second costs about 3,000 LUT4 sites on ECP5 and buys
+    the ResNet-20 stem about twice its rate, see docs/matrix-unit.md)."""
 
-    def __init__(self, config, *, pb=None, rq_lanes=2):
+    def __init__(self, config, *, pb=None, rq_lanes=None):
         n = config.array_n
         if n < 1 or n & (n - 1):
             raise ValueError(f"array_n must be a power of two, not {n!r}")
         pb = pb if pb is not None else 8 * n
         if pb < 2 or pb & (pb - 1):
             raise ValueError(f"pb must be a power of two of at least 2, not {pb!r}")
+        rq_lanes = config.matrix_rq_lanes if rq_lanes is None else rq_lanes
         if rq_lanes not in (1, 2):
             raise ValueError(f"rq_lanes must be 1 or 2, not {rq_lanes!r}")
         self.config, self.n, self.pb, self.rq_lanes = config, n, pb, rq_lanes

@@ -72,6 +72,7 @@ from .vector_ops import NARROW_SCALED_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
 from .vector_reduce import Reducer
 from .vector_stream import StreamReader, StreamWriter, funnel
+from .vector_swar import LANE_BITS
 
 __all__ = ["OPCODES", "VectorEngine", "refuses"]
 
@@ -225,7 +226,8 @@ class VectorEngine(wiring.Component):
         lmax = Const(0, 3)
         for s in range(4):
             lmax = Mux(used_unit[s] & (bsel[s] > lmax), bsel[s], lmax)
-        m.d.comb += lsel.eq(Mux(props.bytes_only, 1, lmax))
+        lfloor = exact_log2(cfg.vector_min_lane) - 2    # the narrowest lane built (int4 in 8-bit lanes: 1)
+        m.d.comb += lsel.eq(Mux(props.bytes_only, 1, Mux(lmax < lfloor, lfloor, lmax)))
 
         float_bad = Signal()
         m.d.comb += float_bad.eq(Cat(*(used_unit[s] & is_float[s] for s in range(4))).any())
@@ -307,7 +309,8 @@ class VectorEngine(wiring.Component):
         for i, r in enumerate(readers):
             m.submodules[f"rd{i}"] = r
         m.submodules.wrt = wrt = StreamWriter(R, NB, abits)
-        m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n)
+        m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n,
+                                                 tuple(L for L in LANE_BITS if L >= cfg.vector_min_lane))
         m.submodules.red = red = Reducer(cfg, NB)
 
         bcfg = Signal(beat_config_layout())

@@ -88,11 +88,13 @@ ALL_KINDS = frozenset(range(Kind.COUNT)) - {Kind.REDUCE}
 class VectorAlu(wiring.Component):
     """Stage S1 (see the module docstring). ``n`` = datapath bits (8 W); `kinds`: the
     kinds built (default all; for the others the outputs stay at their defaults, see
-    `hw.vector_alu_split`)."""
+    `hw.vector_alu_split`); `widths`: the lane widths built (``cfg.lsel`` selects no
+    other)."""
 
-    def __init__(self, n, kinds=ALL_KINDS):
+    def __init__(self, n, kinds=ALL_KINDS, widths=LANE_BITS):
         self.n = n
         self.kinds = frozenset(kinds)
+        self.widths = tuple(widths)
         super().__init__({
             "cfg": In(beat_config_layout()),
             "a": In(n), "as_": In(n), "b": In(n), "bs": In(n), "c": In(n), "cs": In(n),
@@ -107,7 +109,7 @@ class VectorAlu(wiring.Component):
         m.submodules.consts = cm
         n = self.n
         cfg = self.cfg
-        ln = Lanes(m, n, cfg.lsel, "alu", cm=cm)
+        ln = Lanes(m, n, cfg.lsel, "alu", cm=cm, widths=self.widths)
         H, LO, NH, ALL = ln.H, ln.LO, ln.NH, ln.ALL
         a, as_, b, bs, c, cs = self.a, self.as_, self.b, self.bs, self.c, self.cs
         low, hi, neg, fit = self.low, self.hi, self.neg, self.fit
@@ -127,7 +129,7 @@ class VectorAlu(wiring.Component):
             val = ln.per_lane(f"{tag}_low", lambda L: Cat(v[:L] for _ in range(n // L)), module=cm)
             flags = {f: Signal(name=f"{tag}_{f}") for f in ("fit", "above", "below")}
             with cm.Switch(cfg.lsel):
-                for i, L in enumerate(LANE_BITS):
+                for i, L in ln.widths:
                     with cm.Case(i):
                         cm.d.comb += [flags["above"].eq(vs >= (1 << L)), flags["below"].eq(vs < -(1 << L)),
                                       flags["fit"].eq((vs >= -(1 << L)) & (vs < (1 << L)))]
@@ -155,7 +157,7 @@ class VectorAlu(wiring.Component):
         st0, st1, st2 = (Signal(n, name=nm, reset_less=True) for nm in ("st0", "st1", "st2"))
         sf0, sf1 = (Signal(n, name=nm, reset_less=True) for nm in ("sf0", "sf1"))
         # DIV/MOD: one 64-bit lane group at a time
-        dl = Lanes(m, 64, cfg.lsel, "dv", cm=cm)
+        dl = Lanes(m, 64, cfg.lsel, "dv", cm=cm, widths=self.widths)
         dr, dq, da = (Signal(64, name=nm, reset_less=True) for nm in ("div_rr", "div_qr", "div_ar"))
 
         # --- adder A1: x - y or x + y, exact -----------------------------------------------------------
@@ -187,7 +189,7 @@ class VectorAlu(wiring.Component):
         mb = ln.neg_if(b, bsm, "mb")
         ma_is1 = ln.comb(~ln.lane_any(ma ^ LO, "ma_ne1"), "ma_is1")     # |a| == 1
 
-        m.submodules.mul = mul = MulArray(n)
+        m.submodules.mul = mul = MulArray(n, self.widths)
         m.d.comb += mul.lsel.eq(cfg.lsel)
 
         # MEDIAN, second cycle: mm = min(hi, c) (A2), then max(lo, mm) (A1)
@@ -238,10 +240,24 @@ class VectorAlu(wiring.Component):
             with kcase(Kind.ADD, Kind.SUB, Kind.ABS):
                 result(r1_low, r1_neg, r1_fit)
 
-            with kcase(Kind.MAX):
-                result(*pick(lt1, (b, bs), (a, as_)))
-            with kcase(Kind.MIN):
-                result(*pick(lt1, (a, as_), (b, bs)))
+            with kcase(Kind.MAX, Kind.MIN, Kind.THRES, Kind.IDENT):
+                # a, except in the lanes of `take`: b (MAX, MIN) or 0 (THRES); one selection
+                # serves the four kinds
+                take = Signal(n, name="take")
+                with m.Switch(kind):
+                    with kcase(Kind.MAX):
+                        m.d.comb += take.eq(lt1)                       # a < b
+                    with kcase(Kind.MIN):
+                        m.d.comb += take.eq(~lt1)
+                    with kcase(Kind.THRES):
+                        above, below, tfit = t_f["above"], t_f["below"], t_f["fit"]
+                        with m.If(cfg.lt):                             # keep a < t
+                            m.d.comb += take.eq(~Mux(above, ALL, Mux(tfit, lt1, 0)))
+                        with m.Else():                                 # keep t < a
+                            m.d.comb += take.eq(~Mux(below, ALL, Mux(tfit, lt1, 0)))
+                keep_b = Signal(n, name="take_b")                      # b in the taken lanes (not THRES)
+                m.d.comb += keep_b.eq(Mux(kind == Kind.THRES, 0, take))
+                result((a & ~take) | (b & keep_b), (as_ & ~take) | (bs & keep_b))
 
             with kcase(Kind.MAXSI, Kind.MINSI, Kind.CMP):
                 ne = ln.lane_any((a ^ b) | (as_ ^ bs), "ne")
@@ -257,14 +273,6 @@ class VectorAlu(wiring.Component):
                                 m.d.comb += t.eq(e)
                 result(t & LO, 0)
 
-            with kcase(Kind.THRES):
-                above, below, tfit = t_f["above"], t_f["below"], t_f["fit"]
-                keep = Signal(n, name="thres_keep")
-                with m.If(cfg.lt):                                     # a < t
-                    m.d.comb += keep.eq(Mux(above, ALL, Mux(tfit, lt1, 0)))
-                with m.Else():                                         # t < a
-                    m.d.comb += keep.eq(Mux(below, ALL, Mux(tfit, lt1, 0)))
-                result(a & keep, as_ & keep)
 
             with kcase(Kind.CLIP):
                 lo_ok = Signal(n, name="clip_ge_lo")                   # a >= lo
@@ -297,8 +305,6 @@ class VectorAlu(wiring.Component):
 
             with kcase(Kind.SIGN):
                 result(asm | LO, as_)
-            with kcase(Kind.IDENT):
-                result(a, as_)
             with kcase(Kind.LOGIC):
                 with m.Switch(cfg.variant):
                     for v, e in enumerate((a & b, a | b, a ^ b, ~a, a & ~b)):
@@ -360,7 +366,7 @@ class VectorAlu(wiring.Component):
                 jz = Signal(name="div_j0")                     # first step of a group
                 jl = Signal(name="div_jl")                     # last step of a group
                 with m.Switch(cfg.lsel):
-                    for i, L in enumerate(LANE_BITS):
+                    for i, L in ln.widths:
                         with m.Case(i):
                             lb = L.bit_length() - 1
                             m.d.comb += [jz.eq(self.it[:lb] == 0), jl.eq(self.it[:lb] == L - 1)]

@@ -37,7 +37,7 @@ from amaranth.utils import exact_log2
 from .vector_alu import ALL_KINDS, MAG_KINDS, OCC_BITS, VectorAlu, beat_config_layout
 from .vector_convert import exact_from_magnitude
 from .vector_ops import NARROW_KINDS
-from .vector_swar import Lanes
+from .vector_swar import LANE_BITS, Lanes
 
 __all__ = ["SplitAlu"]
 
@@ -48,11 +48,11 @@ PORTS_OUT = ("low", "neg", "fit")
 class SplitAlu(wiring.Component):
     """Stage S1 with a narrow path of `nb` bits (see the module docstring)."""
 
-    def __init__(self, n, nb):
+    def __init__(self, n, nb, widths=LANE_BITS):
         if not (64 <= nb < n and n % nb == 0):
             raise ValueError(f"the narrow path must be 64 bits or more and divide the {n}-bit datapath, "
                              f"not {nb!r} bits")
-        self.n, self.nb = n, nb
+        self.n, self.nb, self.widths = n, nb, tuple(widths)
         super().__init__({
             "cfg": In(beat_config_layout()),
             **{p: In(n) for p in PORTS_IN},
@@ -66,8 +66,8 @@ class SplitAlu(wiring.Component):
         n, nb = self.n, self.nb
         G = n // nb
         cfg = self.cfg
-        m.submodules.wide = wide = VectorAlu(n, ALL_KINDS - NARROW_KINDS)
-        m.submodules.narrow = narrow = VectorAlu(nb, NARROW_KINDS)
+        m.submodules.wide = wide = VectorAlu(n, ALL_KINDS - NARROW_KINDS, self.widths)
+        m.submodules.narrow = narrow = VectorAlu(nb, NARROW_KINDS, self.widths)
 
         is_narrow = Signal()
         m.d.comb += is_narrow.eq(Cat(cfg.kind == k for k in sorted(NARROW_KINDS)).any())
@@ -93,7 +93,7 @@ class SplitAlu(wiring.Component):
         # the narrow path's results in exact mode (flags at the lane MSBs)
         cm = Module()
         m.submodules.consts = cm
-        ln = Lanes(m, nb, cfg.lsel, "nx", cm=cm)
+        ln = Lanes(m, nb, cfg.lsel, "nx", cm=cm, widths=self.widths)
         mag = Signal(name="mag_mode")
         cm.d.comb += mag.eq(cfg.kind.matches(*MAG_KINDS))
         v, negm, fitm = exact_from_magnitude(ln, narrow.low, narrow.hi, narrow.neg, "nx")

@@ -21,7 +21,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .vector_alu import MAG_KINDS, beat_config_layout
-from .vector_swar import Lanes
+from .vector_swar import LANE_BITS, Lanes
 
 __all__ = ["Converter", "exact_from_magnitude"]
 
@@ -41,10 +41,11 @@ def exact_from_magnitude(ln, low, hi, neg, tag):
 class Converter(wiring.Component):
     """D-CONVERT for an `n`-bit beat. With ``magnitude=False`` the input is always in
     exact mode (`hw.vector_alu_split` converts its narrow path's magnitudes itself)
-    and there is no ``hi`` port."""
+    and there is no ``hi`` port. `widths`: the lane widths built."""
 
-    def __init__(self, n, *, magnitude=True):
+    def __init__(self, n, *, magnitude=True, widths=LANE_BITS):
         self.n = n
+        self.widths = tuple(widths)
         self.magnitude = magnitude
         super().__init__({
             "cfg": In(beat_config_layout()),
@@ -58,7 +59,7 @@ class Converter(wiring.Component):
         cm = Module()
         m.submodules.consts = cm
         n, cfg = self.n, self.cfg
-        ln = Lanes(m, n, cfg.lsel, "cv", cm=cm)
+        ln = Lanes(m, n, cfg.lsel, "cv", cm=cm, widths=self.widths)
         H = ln.H
 
         v = Signal(n, name="value")

@@ -23,14 +23,19 @@ from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .vector_swar import LANE_BITS
+
 __all__ = ["MulArray"]
 
 
 class MulArray(wiring.Component):
-    def __init__(self, n):
+    """See the module docstring; `widths`: the lane widths built (``lsel`` selects no other)."""
+
+    def __init__(self, n, widths=LANE_BITS):
         if n % 64:
             raise ValueError(f"the multiplier array needs a multiple of 64 bits, not {n}")
         self.n = n
+        self.widths = tuple(widths)
         super().__init__({
             "lsel": In(3),
             "x": In(n),
@@ -40,6 +45,10 @@ class MulArray(wiring.Component):
             "pl": Out(n),
             "ph": Out(n),
         })
+
+    def _built(self, sel):
+        """`sel` as a case if its lane width is built, else no case (its logic is not built)."""
+        return (sel,) if (4 << sel) in self.widths else ()
 
     def elaborate(self, platform):
         m = Module()
@@ -53,23 +62,23 @@ class MulArray(wiring.Component):
             for t in range(8):
                 m.d.comb += p[t].eq(xin[t] * yin[t])
             with m.Switch(self.lsel):
-                with m.Case(0):
+                with m.Case(*self._built(0)):
                     for t in range(8):
                         m.d.comb += [xin[t].eq(Cat(X[8 * t:8 * t + 4], Const(0, 6), X[8 * t + 4:8 * t + 8])),
                                      yin[t].eq(Cat(Y[8 * t:8 * t + 4], Const(0, 6), Y[8 * t + 4:8 * t + 8]))]
-                with m.Case(1):
+                with m.Case(*self._built(1)):
                     for t in range(8):
                         m.d.comb += [xin[t].eq(X[8 * t:8 * t + 8]), yin[t].eq(Y[8 * t:8 * t + 8])]
-                with m.Case(2):
+                with m.Case(*self._built(2)):
                     for t in range(4):
                         m.d.comb += [xin[t].eq(X[16 * t:16 * t + 16]), yin[t].eq(Y[16 * t:16 * t + 16])]
-                with m.Case(3):
+                with m.Case(*self._built(3)):
                     for t in range(8):
                         j, q = divmod(t, 4)
                         ad, bd = q >> 1, q & 1
                         m.d.comb += [xin[t].eq(X[32 * j + 16 * ad:32 * j + 16 * ad + 16]),
                                      yin[t].eq(Y[32 * j + 16 * bd:32 * j + 16 * bd + 16])]
-                with m.Case(4):
+                with m.Case(*self._built(4)):
                     for t in range(8):
                         g, q = divmod(t, 4)
                         ad = 2 * g + (q >> 1)
@@ -99,18 +108,18 @@ class MulArray(wiring.Component):
 
             pl, ph = self.pl[64 * s:64 * s + 64], self.ph[64 * s:64 * s + 64]
             with m.Switch(self.lsel):
-                with m.Case(0):
+                with m.Case(*self._built(0)):
                     m.d.comb += [pl.eq(Cat(*(Cat(p[t][0:4], p[t][20:24]) for t in range(8)))),
                                  ph.eq(Cat(*(Cat(p[t][4:8], p[t][24:28]) for t in range(8))))]
-                with m.Case(1):
+                with m.Case(*self._built(1)):
                     m.d.comb += [pl.eq(Cat(*(p[t][0:8] for t in range(8)))),
                                  ph.eq(Cat(*(p[t][8:16] for t in range(8))))]
-                with m.Case(2):
+                with m.Case(*self._built(2)):
                     m.d.comb += [pl.eq(Cat(*(p[t][0:16] for t in range(4)))),
                                  ph.eq(Cat(*(p[t][16:32] for t in range(4))))]
-                with m.Case(3):
+                with m.Case(*self._built(3)):
                     m.d.comb += [pl.eq(Cat(grp[0][:32], grp[1][:32])),
                                  ph.eq(Cat(grp[0][32:], grp[1][32:]))]
-                with m.Case(4):
+                with m.Case(*self._built(4)):
                     m.d.comb += [pl.eq(full[:64]), ph.eq(full[64:])]
         return m

@@ -32,18 +32,20 @@ from .vector_alu import OCC_BITS, VectorAlu, beat_config_layout
 from .vector_alu_split import SplitAlu
 from .vector_convert import Converter
 from .vector_ops import Kind
-from .vector_swar import Lanes
+from .vector_swar import LANE_BITS, Lanes
 
 __all__ = ["BeatPipe"]
 
 
 class BeatPipe(wiring.Component):
     """The three stages for an `n`-bit datapath whose narrow kinds run on `nb` bits
-    (`nb` = n: one full-width `VectorAlu`; less: `hw.vector_alu_split.SplitAlu`)."""
+    (`nb` = n: one full-width `VectorAlu`; less: `hw.vector_alu_split.SplitAlu`), with
+    lanes of the `widths` only (``cfg.lsel`` selects no other)."""
 
-    def __init__(self, n, nb=None):
+    def __init__(self, n, nb=None, widths=LANE_BITS):
         self.n = n
         self.nb = nb or n
+        self.widths = tuple(widths)
         cnt_w = n // 4 + 1
         super().__init__({
             "cfg": In(beat_config_layout()),
@@ -65,7 +67,7 @@ class BeatPipe(wiring.Component):
         cm = Module()
         m.submodules.consts = cm
         n, cfg = self.n, self.cfg
-        ln = Lanes(m, n, cfg.lsel, "unp", cm=cm)
+        ln = Lanes(m, n, cfg.lsel, "unp", cm=cm, widths=self.widths)
 
         # --- S0: unpack ----------------------------------------------------------------------------
         def unpack(win, bsel, sg, tag):
@@ -93,7 +95,8 @@ class BeatPipe(wiring.Component):
         d1 = Signal.like(self.load_dnib, name="dnib1")
 
         # --- S1 -------------------------------------------------------------------------------------
-        m.submodules.alu = alu = VectorAlu(n) if self.nb == n else SplitAlu(n, self.nb)
+        m.submodules.alu = alu = (VectorAlu(n, widths=self.widths) if self.nb == n
+                                    else SplitAlu(n, self.nb, self.widths))
         m.d.comb += [alu.cfg.eq(cfg), alu.it.eq(it)]
         for port, r in zip((alu.a, alu.as_, alu.b, alu.bs, alu.c, alu.cs), regs):
             m.d.comb += port.eq(r)
@@ -102,7 +105,7 @@ class BeatPipe(wiring.Component):
         res = {p: Signal(n, name="r_" + p) for p in res_ports}
 
         # --- S2 -------------------------------------------------------------------------------------
-        m.submodules.conv = conv = Converter(n, magnitude="hi" in res)
+        m.submodules.conv = conv = Converter(n, magnitude="hi" in res, widths=self.widths)
         m.d.comb += [conv.cfg.eq(cfg)] + [getattr(conv, p).eq(r) for p, r in res.items()]
         o_data = Signal(n)
         o_cnt = Signal.like(self.load_dnib, name="dnib2")

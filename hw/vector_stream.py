@@ -7,9 +7,10 @@ cycle and port is exactly one beat of the widest operand.
 
 `StreamReader` -- one source operand (a contiguous run of nibbles at any nibble
 address). It requests the run's rows in order, at most 3 rows ahead of the row
-the consumer is in, and keeps them in a 4-row buffer indexed by ``row mod 4``
-(the consumer's row, the next one and two prefetched rows; a response is stored
-without rotation in slot ``row mod 4``). The consumer sees a ``2R``-nibble *window* that starts at its
+the consumer is in, and keeps them in a 4-row buffer whose slot k holds row
+``crow + k`` (the consumer's row, the next one and two prefetched rows; a response
+is stored without rotation; the buffer shifts down a slot when the consumer moves
+to the next row). The consumer sees a ``2R``-nibble *window* that starts at its
 current position (its two rows funnel-shifted by the nibble offset) and ``avail``,
 the nibbles of the run from there on that have arrived; it advances by ``take``
 nibbles (at most one row per cycle). With ``realign=False`` the reader has no
@@ -22,10 +23,10 @@ sustains one full window per cycle at any alignment. `start` begins a new run
 (the buffer is reused; nothing of an earlier run is pending when a run ends).
 
 `StreamWriter` -- the destination (a contiguous run of nibbles starting on a
-byte). It accepts beats of up to ``2R`` nibbles, assembles them in a two-row
+byte). It accepts beats of up to ``2R`` nibbles, assembles them in a one-row
 accumulator at their memory alignment and writes a row (with byte enables for
-exactly the bytes it holds) as soon as the stream has passed its end, or at the
-end of the stream; the row write request is registered (it holds until the memory
+exactly the bytes it holds) as soon as the stream has passed its end (the beat's
+nibbles beyond it start the accumulator's next row), or at the end of the stream; the row write request is registered (it holds until the memory
 takes it). It accepts a beat only when its request register is free or being
 freed, so one beat per cycle is sustained while the memory takes one write per
 cycle. An odd int4 destination ends in the low nibble of a byte: the caller
@@ -95,7 +96,10 @@ class StreamReader(wiring.Component):
         lrow = Signal(nb)                           # last row of the run
         rrow = Signal(nb)                           # next row to arrive
         on = Signal()
-        # the 4-row buffer: row r in slot r mod 4 (rows crow .. crow + 3 at most are requested)
+        # the 4-row buffer: row crow + k in slot k (rows crow .. crow + 3 at most are requested);
+        # it shifts down by a slot when the consumer enters the next row, so the window's rows
+        # are always slots 0 and 1 (no read multiplexer: 2:1 on the slots' inputs instead of 4:1
+        # on two outputs)
         buf = [Signal(8 * R, name=f"buf{i}") for i in range(4)]
 
         crow = Signal(nb)
@@ -109,21 +113,21 @@ class StreamReader(wiring.Component):
 
         npos = Signal(nb + 1)
         m.d.comb += npos.eq(pos + self.take)
+        adv = Signal()                              # the consumer enters the next row (take <= RN)
+        m.d.comb += adv.eq(~self.start & (pos[:lrn] + self.take[:lrn + 1])[lrn])
+        slot = Signal(2)                            # the response's slot after this cycle's shift
+        m.d.comb += slot.eq((rrow - crow - adv)[:2])
         with m.If(self.rsp_valid):
             m.d.sync += rrow.eq(rrow + 1)
-            with m.Switch(rrow[:2]):
-                for i in range(4):
-                    with m.Case(i):
-                        m.d.sync += buf[i].eq(self.rsp_data)
+        for k in range(4):
+            with m.If(self.rsp_valid & (slot == k)):
+                m.d.sync += buf[k].eq(self.rsp_data)
+            if k < 3:
+                with m.Elif(adv):
+                    m.d.sync += buf[k].eq(buf[k + 1])
 
         # the window's two rows, crow and crow + 1
-        cur = Signal(8 * R)
-        nxt = Signal(8 * R)
-        with m.Switch(crow[:2]):
-            for i in range(4):
-                with m.Case(i):
-                    m.d.comb += [cur.eq(buf[i]), nxt.eq(buf[(i + 1) % 4])]
-        m.d.comb += [self.rows.eq(Cat(cur, nxt)), self.offset.eq(pos[:lrn])]
+        m.d.comb += [self.rows.eq(Cat(buf[0], buf[1])), self.offset.eq(pos[:lrn])]
         if self.realign:
             m.d.comb += self.window.eq(funnel(m, self.rows, self.offset, 8 * R, 4, "win"))
 
@@ -183,9 +187,9 @@ class StreamWriter(wiring.Component):
         nb = self.nib_bits
         pos = Signal(nb + 1)                        # absolute nibble address of the next nibble
         end = Signal(nb + 1)
-        arow = Signal(nb)                           # row of the accumulator's first half
-        acc = Signal(16 * R)                        # two rows of data
-        accm = Signal(4 * R)                        # nibble valid mask
+        arow = Signal(nb)                           # row of the accumulator
+        acc = Signal(8 * R)                         # one row of data
+        accm = Signal(RN)                           # its nibble valid mask
         tail_row = Signal(nb)
         tail_en, tail_nib = self.tail_en, self.tail_nib
         tail_off = Signal(lrn)
@@ -211,14 +215,16 @@ class StreamWriter(wiring.Component):
         nmask = Signal(4 * R)
         ndata = Signal(16 * R)
         # the beat rotated to its memory alignment (one row-wide rotator, not a two-row
-        # shifter); the shifted nibble mask says which half each nibble belongs to
+        # shifter); the shifted nibble mask says which row each nibble belongs to: the
+        # accumulator's (low half) or the next (high half, only when the beat completes
+        # the accumulator's row, which is then written: the accumulator is one row)
         rot = Signal(8 * R)
         m.d.comb += rot.eq(funnel(m, Cat(self.in_data, self.in_data), (RN - off)[:lrn], 8 * R, 4, "wrot"))
         bmask = Signal(4 * R)
         m.d.comb += bmask.eq(cnt_mask << off)
         m.d.comb += [
-            nmask.eq(accm | bmask),
-            ndata.eq(acc | (Cat(rot, rot) & Cat(*(bmask[i].replicate(4) for i in range(2 * RN))))),
+            nmask.eq(Cat(accm | bmask[:RN], bmask[RN:])),
+            ndata.eq(Cat(acc, Const(0, 8 * R)) | (Cat(rot, rot) & Cat(*(bmask[i].replicate(4) for i in range(2 * RN))))),
         ]
 
         def emit(data, mask, row):
@@ -244,7 +250,7 @@ class StreamWriter(wiring.Component):
                 emit(ndata[:8 * R], nmask[:RN], arow)
                 m.d.sync += [acc.eq(ndata[8 * R:]), accm.eq(nmask[RN:]), arow.eq(arow + 1)]
             with m.Else():
-                m.d.sync += [acc.eq(ndata), accm.eq(nmask)]
+                m.d.sync += [acc.eq(ndata[:8 * R]), accm.eq(nmask[:RN])]
         with m.Elif(at_end & (accm != 0) & can):
             emit(acc[:8 * R], accm[:RN], arow)
             m.d.sync += [acc.eq(0), accm.eq(0), arow.eq(arow + 1)]

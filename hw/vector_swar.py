@@ -41,10 +41,12 @@ def lane_const(n, lane, value):
 
 class Lanes:
     """Lane-parallel operations for module `m` on `n`-bit words with lane width
-    ``4 << lsel``. `prefix` names the signals created."""
+    ``4 << lsel``, one of `widths` (a subset of `LANE_BITS`: ``lsel`` never selects
+    the others, so nothing is built for them). `prefix` names the signals created."""
 
-    def __init__(self, m, n, lsel, prefix="ln", cm=None):
+    def __init__(self, m, n, lsel, prefix="ln", cm=None, widths=LANE_BITS):
         self.m, self.n, self.lsel, self.prefix = m, n, lsel, prefix
+        self.widths = tuple((i, L) for i, L in enumerate(LANE_BITS) if L in widths)   # (lsel, L)
         self.cm = cm if cm is not None else m     # where run-time constants are built
         self._k = 0
         self.ALL = Const((1 << n) - 1, n)
@@ -76,7 +78,7 @@ class Lanes:
         mod = module if module is not None else self.m
         s = self.sig(name, width)
         sels = [self.lsel] + [k for k, _ in (keys or [])]
-        choices = [list(enumerate(LANE_BITS))] + [[c if isinstance(c, tuple) else (c, c) for c in v]
+        choices = [list(self.widths)] + [[c if isinstance(c, tuple) else (c, c) for c in v]
                                                   for _, v in (keys or [])]
         widths = [len(x) for x in sels]
 
@@ -112,7 +114,7 @@ class Lanes:
         width 4 << i."""
         out = self.sig(name)
         with self.m.Switch(self.lsel):
-            for i, L in enumerate(LANE_BITS):
+            for i, L in self.widths:
                 with self.m.Case(i):
                     self.m.d.comb += out.eq(Cat(flags[i][k].replicate(L) for k in range(self.n // L)))
         return out

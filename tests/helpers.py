@@ -40,4 +40,4 @@ def engines_config():
     core, vector and matrix tests share it, so the model is compiled once per run)."""
     from xdsa.hw.config import CoreConfig
     return CoreConfig("engines", mem_bytes=16 << 10, row_bytes=32, domains=(0x80,), vector_bytes=32,
-                      vector_narrow_bits=64, array_n=4, key_timeout=40)
+                      vector_narrow_bits=64, vector_min_lane=8, array_n=4, key_timeout=40)

@@ -17,7 +17,8 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   operand for the byte ranges (destination first), one to start the streams;
   an odd int4 destination then reads its last byte on port B (request until
   granted, one cycle for the response).
-* **lanes per beat**: E = 8 W / L elements, L the widest unit of the instruction;
+* **lanes per beat**: E = 8 W / L elements, L the widest unit of the instruction (at
+  least ``config.vector_min_lane``: int4-only instructions in 8-bit lanes on `base`);
   every source delivers ``E * bits / 4`` nibbles per beat (the rest of the vector
   in the last beat), the destination takes ``E * dst_bits / 4``.
 * **readers**: row requests in order, at most three rows ahead of the consumer's
@@ -79,9 +80,10 @@ class Plan:
     unit_fault: bool
 
 
-def plan(mnemonic, f, groups=1, narrow_groups=1):
+def plan(mnemonic, f, groups=1, narrow_groups=1, min_lane=4):
     """The instruction's operand roles, units, lane width and ALU occupancy (`groups`:
-    64-bit lane groups per beat; `narrow_groups`: lane groups of the narrow path)."""
+    64-bit lane groups per beat; `narrow_groups`: lane groups of the narrow path;
+    `min_lane`: the narrowest lane in bits, ``CoreConfig.vector_min_lane``)."""
     if mnemonic not in ELEMENTWISE:
         raise ValueError(f"{mnemonic} is not an elementwise instruction of the vector engine")
     if mnemonic in _LOGIC:
@@ -106,7 +108,7 @@ def plan(mnemonic, f, groups=1, narrow_groups=1):
         fault |= b0 not in (4, 8, 16, 32) or bd not in (8, 16, 32, 64) or bd <= b0
     if mnemonic in ("sxt", "uxt") and S1 in units:
         del units[S1]
-    L = max(u.bits for u in units.values())
+    L = max([min_lane] + [u.bits for u in units.values()])
     occ = 1
     if mnemonic == "mul" and units[S0].bits == 64 and units[S1].bits == 64:
         occ = 2
@@ -371,7 +373,8 @@ class VectorModel:
         if st == IDLE:
             if cmd is not None:
                 self.pending_cmd = cmd
-                self.p = plan(*cmd, groups=self.W // 8, narrow_groups=self.cfg.narrow_groups)
+                self.p = plan(*cmd, groups=self.W // 8, narrow_groups=self.cfg.narrow_groups,
+                              min_lane=self.cfg.vector_min_lane)
                 self.fault = 0
                 nxt = UNIT
         elif st == UNIT:

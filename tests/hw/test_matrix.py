@@ -17,6 +17,7 @@ blocks and kernel groups from small shapes; one requantiser).
 Waveforms: ``XDSA_VCD=1`` writes ``matrix_<config>.vcd`` in the current directory.
 """
 
+import dataclasses
 import random
 
 import numpy as np
@@ -25,7 +26,7 @@ import pytest
 from xdsa.golden.isa import Fault, by_mnemonic
 from xdsa.golden.machine import Capability
 from xdsa.hw.config import CoreConfig
-from xdsa.hw.matrix import refuses
+from xdsa.hw.matrix import MatrixEngine, refuses
 
 
 from matrix_cases import IMM, PER_CH, PER_ELEM, U, conv, gemm
@@ -358,3 +359,17 @@ def test_tap_packing_fills_the_rows():
     assert (got == want).all()
     assert cycles < 64 * 9, f"{cycles} cycles: the taps are not packed into the rows"
     assert cycles >= 64 * 5
+
+
+def test_requantiser_count_configuration():
+    """`CoreConfig.matrix_rq_lanes` sets the engine's requantisers unless the caller
+    overrides it; anything but 1 or 2 is refused, naming the value."""
+    cfg = CONFIGS["m4"][0]
+    assert MatrixEngine(cfg).rq_lanes == 2
+    one = dataclasses.replace(cfg, matrix_rq_lanes=1)
+    assert MatrixEngine(one).rq_lanes == 1
+    assert MatrixEngine(one, rq_lanes=2).rq_lanes == 2
+    with pytest.raises(ValueError, match="matrix_rq_lanes must be 1 or 2, not 3"):
+        dataclasses.replace(cfg, matrix_rq_lanes=3)
+    with pytest.raises(ValueError, match="rq_lanes must be 1 or 2, not 0"):
+        MatrixEngine(cfg, rq_lanes=0)

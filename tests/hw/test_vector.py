@@ -32,7 +32,7 @@ Waveforms: ``XDSA_VCD=1`` writes ``vector_<config>.vcd``.
 
 import pytest
 
-from xdsa.golden.isa import Fault
+from xdsa.golden.isa import DataUnit as DU, Fault
 from xdsa.hw.config import CoreConfig, get_config
 from xdsa.hw.vector import OPCODES, VectorEngine, refuses
 from xdsa.hw.vector_ops import OPS
@@ -135,3 +135,19 @@ def test_narrow_path_configuration():
             CoreConfig("bad", mem_bytes=4096, row_bytes=32, vector_bytes=32, vector_narrow_bits=bad)
     with pytest.raises(ValueError, match="vector_narrow_bits"):
         CoreConfig("bad", mem_bytes=4096, row_bytes=32, vector_narrow_bits=64)      # no vector engine
+
+
+def test_min_lane_configuration():
+    """`vector_min_lane` is 4 or 8 bits; with 8 the datapath builds no 4-bit lane (no
+    lane-width case selects one) and the engine runs int4-only instructions in 8-bit
+    lanes (tests/hw/test_vector_cycle.py holds the RTL to the cycle model's plan)."""
+    from xdsa.golden.cycle.vector import plan
+    from amaranth.hdl import Module, Signal
+    from xdsa.hw.vector_swar import Lanes
+    assert get_config("base").vector_min_lane == 8
+    for bad in (2, 16):
+        with pytest.raises(ValueError, match=f"vector_min_lane must be 4 or 8 bits, not {bad}"):
+            CoreConfig("bad", mem_bytes=4096, row_bytes=32, vector_bytes=32, vector_min_lane=bad)
+    f = {"src0_unit": int(DU.S4), "src1_unit": int(DU.S4), "dst_unit": int(DU.S4), "len": 9}
+    assert plan("add", f).lane_bits == 4 and plan("add", f, min_lane=8).lane_bits == 8
+    assert Lanes(Module(), 64, Signal(3), widths=(8, 16, 32, 64)).widths == ((1, 8), (2, 16), (3, 32), (4, 64))

@@ -30,7 +30,8 @@ from test_vector_harness import compare, golden, table_bytes
 
 CFG8 = CoreConfig("r8", mem_bytes=8192, row_bytes=8, vector_bytes=8)
 CFG32 = CoreConfig("r32", mem_bytes=8192, row_bytes=32, vector_bytes=32)
-CFG32N = CoreConfig("r32n", mem_bytes=8192, row_bytes=32, vector_bytes=32, vector_narrow_bits=64)   # as `base`
+CFG32N = CoreConfig("r32n", mem_bytes=8192, row_bytes=32, vector_bytes=32, vector_narrow_bits=64,
+                   vector_min_lane=8)   # as `base`
 CFG16N = CoreConfig("r16n", mem_bytes=8192, row_bytes=16, vector_bytes=16, vector_narrow_bits=64)
 
 
@@ -61,6 +62,7 @@ def cases(seed):
     out.append(mk("float", "max", {"s0": DU.S8, "s1": DU.FP16, "d": DU.S8}, 20))
     out.append(mk("abs_unsigned", "abs", {"s0": DU.U16, "d": DU.U16}, 20))
     out.append(mk("inplace", "add", B, 40, addr={"s0": 0x500, "s1": 0x900, "d": 0x500}))
+    out.append(mk("add_s4_only", "add", {"s0": DU.S4, "s1": DU.S4, "d": DU.S4}, 101, sat=1))   # 4-bit lanes, or 8
     return out
 
 
@@ -164,12 +166,14 @@ def test_lockstep(cfg, seed, p_ready):
     assert not errors, errors[:3]
 
 
-def test_full_rate_without_stalls():
-    """With every port always ready the model (and the RTL) issue one beat per cycle
-    for int8 ADD: the steady-state cycle count per beat is 1."""
-    cfg = CFG8
+@pytest.mark.parametrize("cfg, unit, per_beat", [(CFG8, DU.S8, 8), (CFG32, DU.S4, 64), (CFG32N, DU.S4, 32)],
+                         ids=["int8", "int4", "int4_in_8bit_lanes"])
+def test_full_rate_without_stalls(cfg, unit, per_beat):
+    """With every port always ready the model (and the RTL, which the lockstep runs
+    hold to it) issue one beat per cycle for ADD: 8 W / L elements per cycle, L = 4 for
+    int4 unless the configuration's narrowest lane is 8 bits."""
     rng = random.Random(5)
-    B = {"s0": DU.S8, "s1": DU.S8, "d": DU.S8}
+    B = {"s0": unit, "s1": unit, "d": unit}
     runs = []
     for n in (400, 800):
         c = make("add", B, n, rng=rng, seed=9, addr={"s0": 0x303, "s1": 0x805, "d": 0xC01}, name=f"add{n}")
@@ -180,4 +184,4 @@ def test_full_rate_without_stalls():
             model.edge()
             cycles += 1
         runs.append(cycles)
-    assert runs[1] - runs[0] == 400 // 8
+    assert runs[1] - runs[0] == 400 // per_beat
