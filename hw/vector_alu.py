@@ -39,7 +39,8 @@ LOGIC      bitwise on bytes                                                1
 LSR        six-stage per-lane barrel shifter on source 0's bit pattern     1
 LSL        x * 2**s on the multiplier array (2**s from the right shifter)  1; 2 for L = 64
 ROR        x * 2**(w - k): its low w bits OR the next w bits                1; 2 for L = 64
-ASR/NSR    right shifter (sign fill) by s-1, then the rounding add         1
+ASR/NSR    right shifter by s-1 (of ~v for negative v, complemented after:  1
+           sign fill), then the rounding add
 MUL        multiplier array (`hw.vector_mul`) on magnitudes                1; 2 for 64 x 64 bits
 ASL        x * 2**s on the multiplier array (2**s from the right shifter)  1; 2 for L = 64
 DIV/MOD    radix-2 restoring division of magnitudes, one 64-bit lane       N / 64 * L
@@ -166,7 +167,7 @@ class VectorAlu(wiring.Component):
         # --- adder A2 ------------------------------------------------------------------------------------
         x2, x2s, y2, y2s = (Signal(n, name=f"a2_{nm}") for nm in ("x", "xs", "y", "ys"))
         # --- barrel shifter ---------------------------------------------------------------------------------
-        xr, ar, fr = Signal(n, name="shr_x"), Signal(n, name="shr_amt"), Signal(n, name="shr_fill")
+        xr, ar = Signal(n, name="shr_x"), Signal(n, name="shr_amt")
 
         r1_low, r1_neg, r1_fit = ln.add(x1, x1s, Mux(sub1, ~y1, y1), Mux(sub1, ~y1s & H, y1s), Mux(sub1, LO, 0),
                                         "a1")
@@ -175,7 +176,7 @@ class VectorAlu(wiring.Component):
         lt2 = ln.lane_flag(r2_neg, "lt2")              # x2 < y2
 
         right = ln.shift(xr, ar, lambda L, j: ((1 << (L - (1 << j))) - 1) if (1 << j) < L else 0,
-                         left=False, fill=fr, name="shr")
+                         left=False, name="shr")
         wmask = ln.const(lambda L, w: None if bits(w) > L else (1 << bits(w)) - 1, "wmask", keys=WS)
         wtop = ln.const(lambda L, w: None if bits(w) > L else 1 << (bits(w) - 1), "wtop", keys=WS)
         bigm = ln.const(lambda L, w: None if bits(w) > L else
@@ -203,14 +204,16 @@ class VectorAlu(wiring.Component):
         # ASR: the value shifted by s - 1, then once more with the rounding bit added
         bnz = ln.lane_any(b, "b_nz")                   # b != 0 (ASR: s == 0, DIV: divisor 0)
         szero = ln.comb(~bnz, "szero")
-        y_asr = ln.sel(bigr, asm, right, "asr_y")
+        # ASR shifts the complement of a negative lane with zero fill and complements the
+        # result (~(~v >> s) = v >> s with sign fill): the shifter needs no fill input
+        y_asr = ln.sel(bigr, asm, right ^ asm, "asr_y")
         rb = ln.comb(Mux(cfg.rnd, y_asr & LO, 0), "asr_rb")
         ysh = ln.comb(((y_asr >> 1) & NH) | (asm & H), "asr_ysh")
 
         # operand routing
         m.d.comb += [x1.eq(a), x1s.eq(as_), y1.eq(b), y1s.eq(bs), sub1.eq(1),
                      x2.eq(0), x2s.eq(0), y2.eq(0), y2s.eq(0),
-                     xr.eq(a), ar.eq(b), fr.eq(0)]
+                     xr.eq(a), ar.eq(b)]
         with m.Switch(kind):
             with kcase(Kind.ADD):
                 m.d.comb += sub1.eq(0)
@@ -231,7 +234,7 @@ class VectorAlu(wiring.Component):
             with kcase(Kind.ROR):
                 m.d.comb += [x2.eq(k), y2.eq(rorc), xr.eq(H), ar.eq(r2_low)]       # 2**(w - k)
             with kcase(Kind.ASR):
-                m.d.comb += [x2.eq(b), y2.eq(LO), ar.eq(r2_low), fr.eq(asm),     # right by s - 1
+                m.d.comb += [x2.eq(b), y2.eq(LO), ar.eq(r2_low), xr.eq(a ^ asm),  # right by s - 1
                              x1.eq(ysh), x1s.eq(as_), y1.eq(rb), y1s.eq(0), sub1.eq(0)]
             with kcase(Kind.LSL, Kind.ASL):
                 m.d.comb += [x2.eq(lm1), y2.eq(b), xr.eq(H), ar.eq(r2_low)]       # 2**s

@@ -212,11 +212,11 @@ class Lanes:
 
     # --- shifts ---------------------------------------------------------------------------------
 
-    def shift(self, x, amount, keep, *, left, fill=None, stages=6, keys=None, name="sh"):
+    def shift(self, x, amount, keep, *, left, stages=6, keys=None, name="sh"):
         """Lane-wise shift of `x` by the per-lane `amount` (bits 0..stages-1 of each
         lane are used). ``keep(L, j)`` gives the lane bits that stay valid after a
-        stage shifting by 2**j (an int mask per lane); the others are cleared, or
-        taken from `fill` (a lane-wide mask word) for arithmetic right shifts.
+        stage shifting by 2**j (an int mask per lane); the others are cleared (an
+        arithmetic right shift is the complement of a shifted complement).
         `keys` as for `per_lane` (``keep(L, j, *key_values)``)."""
         cur = x
         for j in range(stages):
@@ -224,8 +224,6 @@ class Lanes:
             km = self.const(lambda L, *kv, j=j: keep(L, j, *kv), f"{name}_k{j}", keys=keys)
             moved = (cur << d)[:self.n] if left else (cur >> d)
             new = moved & km
-            if fill is not None:
-                new = new | (fill & ~km)
             bit = self.lane_bit(amount, j, f"{name}_b{j}")
             cur = self.sel(bit, new, cur, f"{name}_{j}")
         return cur
