@@ -309,8 +309,8 @@ class VectorEngine(wiring.Component):
         for i, r in enumerate(readers):
             m.submodules[f"rd{i}"] = r
         m.submodules.wrt = wrt = StreamWriter(R, NB, abits)
-        m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n,
-                                                 tuple(L for L in LANE_BITS if L >= cfg.vector_min_lane))
+        lane_widths = tuple(L for L in LANE_BITS if L >= cfg.vector_min_lane)
+        m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n, lane_widths)
         m.submodules.red = red = Reducer(cfg, NB)
 
         bcfg = Signal(beat_config_layout())

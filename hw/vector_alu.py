@@ -276,7 +276,6 @@ class VectorAlu(wiring.Component):
                                 m.d.comb += t.eq(e)
                 result(t & LO, 0)
 
-
             with kcase(Kind.CLIP):
                 lo_ok = Signal(n, name="clip_ge_lo")                   # a >= lo
                 m.d.comb += lo_ok.eq(Mux(t_f["below"], ALL, Mux(t_f["above"], 0, ~lt1)))

@@ -26,12 +26,12 @@ sustains one full window per cycle at any alignment. `start` begins a new run
 byte). It accepts beats of up to ``2R`` nibbles, assembles them in a one-row
 accumulator at their memory alignment and writes a row (with byte enables for
 exactly the bytes it holds) as soon as the stream has passed its end (the beat's
-nibbles beyond it start the accumulator's next row), or at the end of the stream; the row write request is registered (it holds until the memory
-takes it). It accepts a beat only when its request register is free or being
-freed, so one beat per cycle is sustained while the memory takes one write per
-cycle. An odd int4 destination ends in the low nibble of a byte: the caller
-provides that byte's old high nibble (`tail_*`), which is written back unchanged
-with the last row.
+nibbles beyond it start the accumulator's next row), or at the end of the stream;
+the row write request is registered (it holds until the memory takes it). It
+accepts a beat only when its request register is free or being freed, so one beat
+per cycle is sustained while the memory takes one write per cycle. An odd int4
+destination ends in the low nibble of a byte: the caller provides that byte's old
+high nibble (`tail_*`), which is written back unchanged with the last row.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -224,7 +224,8 @@ class StreamWriter(wiring.Component):
         m.d.comb += bmask.eq(cnt_mask << off)
         m.d.comb += [
             nmask.eq(Cat(accm | bmask[:RN], bmask[RN:])),
-            ndata.eq(Cat(acc, Const(0, 8 * R)) | (Cat(rot, rot) & Cat(*(bmask[i].replicate(4) for i in range(2 * RN))))),
+            ndata.eq(Cat(acc, Const(0, 8 * R))
+                     | (Cat(rot, rot) & Cat(*(bmask[i].replicate(4) for i in range(2 * RN))))),
         ]
 
         def emit(data, mask, row):
