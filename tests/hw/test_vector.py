@@ -138,9 +138,9 @@ def test_narrow_path_configuration():
 
 
 def test_min_lane_configuration():
-    """`vector_min_lane` is 4 or 8 bits; with 8 the datapath builds no 4-bit lane (no
-    lane-width case selects one) and the engine runs int4-only instructions in 8-bit
-    lanes (tests/hw/test_vector_cycle.py holds the RTL to the cycle model's plan)."""
+    """`vector_min_lane` is 4 or 8 bits; the cycle model's plan puts int4-only
+    instructions in lanes of at least that width, and `Lanes` builds the widths it is
+    given only (tests/hw/test_vector_cycle.py holds the RTL to the plan, lockstep)."""
     from xdsa.golden.cycle.vector import plan
     from amaranth.hdl import Module, Signal
     from xdsa.hw.vector_swar import Lanes
