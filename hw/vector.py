@@ -58,7 +58,7 @@ is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path) at
 the engine. docs/vector-engine.md has the details.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -96,6 +96,39 @@ def refuses(config, op, fields):
 S0, S1, S2, D = range(4)
 SLOT_ROLE = ("s0", "s1", "s2", "d")
 RULES = {"": 0, "abs": 1, "asr": 2, "nsr": 3, "extend": 4}
+
+
+def overlap_fault(m, delta, length, bs, bd):
+    """D-OVERLAP for one source (docs/isa-decisions.md): 1 when an elementwise
+    instruction of `length` elements whose destination (units of 4 << `bd` bits) lies
+    `delta` bytes below the source (units of 4 << `bs` bits; `delta` = src - dst, signed)
+    must fault ILLEGAL_OPERAND. Exact for 64-bit addresses and lengths.
+
+    With a = 4 << bs, b = 4 << bd bits and X = 8 * delta, the golden rule (the ranges
+    intersect and d + k*b > s + k*a for k = 1 or n - 1) reduces, for n > 1, to
+
+        -n*a < X < min(b - a, 0)    or    b > a and 0 <= X < (n - 1)*(b - a)
+
+    (below the destination's start only a source that still overlaps it; above it, a
+    widening destination that catches up with its source), evaluated with T = X + (n-1)*a
+    as T > -a and T < (n - 1)*b: two shifts of n - 1, one 72-bit adder and one comparator
+    (the direct form needs the byte counts of both ranges as well)."""
+    nm1 = Signal(64, name="ov_nm1")
+    m.d.comb += nm1.eq(length - 1)
+    X = delta << 3
+    T = Signal(signed(73), name="ov_t")
+    m.d.comb += T.eq(X + (nm1 << (bs + 2)))
+    Q = Signal(72, name="ov_q")
+    m.d.comb += Q.eq(nm1 << (bd + 2))
+    below = Signal(name="ov_below")            # X < min(b - a, 0), i.e. 2 * delta < min(b - a, 0) / 4
+    lim = Signal(signed(6), name="ov_lim")
+    m.d.comb += lim.eq(Mux(bd < bs, (Const(1, 6) << bd) - (Const(1, 6) << bs), 0))
+    m.d.comb += below.eq((delta << 1) < lim)
+    near = Signal(name="ov_near")              # -n*a < X
+    m.d.comb += near.eq(T > -(Const(4, 8) << bs).as_signed())
+    ahead = Signal(name="ov_ahead")            # b > a and 0 <= X < (n - 1)*(b - a)
+    m.d.comb += ahead.eq((bd > bs) & (delta >= 0) & (T < Q))
+    return (length > 1) & ((below & near) | ahead)
 
 
 def _props_layout():
@@ -278,13 +311,8 @@ class VectorEngine(wiring.Component):
         diff = slot_addr - addr[D]
         delta = Signal.like(diff, name="delta")
         m.d.comb += delta.eq(diff)
-        delta8 = delta << 3
-        nm1 = length - 1
-        legal = ((Const(4, 8) << bd) - (Const(4, 8) << slot_b) <= delta8) & \
-            ((nm1 << (bd + 2)) - (nm1 << (slot_b + 2)) <= delta8)
-        inter = (delta < nbytes(length, bd)) & (-delta < nbytes(length, slot_b))
         ov_bad = Signal()
-        m.d.comb += ov_bad.eq((length > 1) & inter & ~legal)
+        m.d.comb += ov_bad.eq(overlap_fault(m, delta, length, slot_b, bd))
 
         def first_from(mask, start):
             """(found, index) of the first set bit of `mask` at `start` or above."""

@@ -35,7 +35,7 @@ CLIP       a against both bounds; the result is a or a bound               1
 MEDIAN     lo/hi of a, b; then max(lo, min(hi, c)) (two adders)             2
 ABS/SIGN   negate where negative / constants                               1
 IDENT      ROUND, CEIL, FLOOR, DATA_CONVERT, SXT, UXT: the value itself    1
-LOGIC      bitwise on bytes                                                1
+LOGIC      the variant's truth table, looked up per bit                    1
 LSR        six-stage per-lane barrel shifter on source 0's bit pattern     1
 LSL        x * 2**s on the multiplier array (2**s from the right shifter)  1; 2 for L = 64
 ROR        x * 2**(w - k): its low w bits OR the next w bits                1; 2 for L = 64
@@ -308,10 +308,14 @@ class VectorAlu(wiring.Component):
             with kcase(Kind.SIGN):
                 result(asm | LO, as_)
             with kcase(Kind.LOGIC):
+                # the variant's truth table (tt[2a + b]), one lookup per bit
+                tt = Signal(4, name="logic_tt")
                 with m.Switch(cfg.variant):
-                    for v, e in enumerate((a & b, a | b, a ^ b, ~a, a & ~b)):
+                    for v, t in enumerate((0b1000, 0b1110, 0b0110, 0b0011, 0b0100)):
                         with m.Case(v):
-                            result(e, 0)
+                            m.d.comb += tt.eq(t)
+                result((a & b & tt[3].replicate(n)) | (a & ~b & tt[2].replicate(n))
+                       | (~a & b & tt[1].replicate(n)) | (~a & ~b & tt[0].replicate(n)), 0)
 
             with kcase(Kind.LSL, Kind.LSR, Kind.ROR):
                 # source 0's bit pattern (zero-extended), read back in its unit

@@ -234,3 +234,48 @@ def test_every_unit_elaborates():
         top = UnitTop(cfg, unit)
         assert top.in_bits > 8 and top.out_bits > 8, unit
         assert "cell" in rtlil.convert(top, name="top"), unit
+
+
+def test_breakdown_flattens_below_its_depth(tmp_path):
+    """The per-module breakdown keeps the hierarchy of the reported levels only: a helper
+    module deeper than `BREAKDOWN_DEPTH` is flattened into its ancestor, so the constant it
+    drives removes the ancestor's logic, as in the flat run; the reported levels are rows."""
+    from amaranth.back import rtlil
+    from amaranth.hdl import Elaboratable, Module, Signal
+    from xdsa.hw.synth import BREAKDOWN_DEPTH, _run_breakdown, breakdown_modules, yowasp_env
+
+    class Level(Elaboratable):
+        """A chain of modules `depth` deep; each ANDs an adder's sum with its child's mask:
+        the input, except in the deepest module, where it is the constant 0."""
+
+        def __init__(self, depth):
+            self.depth = depth
+            self.i = Signal(16)
+            self.o = Signal(16)
+            self.mask = Signal(16)
+
+        def elaborate(self, platform):
+            m = Module()
+            if self.depth == 0:
+                m.d.comb += self.mask.eq(0)
+                return m
+            m.submodules.sub = sub = Level(self.depth - 1)
+            m.d.comb += [sub.i.eq(self.i), self.mask.eq(self.i)]
+            x = Signal(16)
+            m.d.sync += x.eq(self.i + 1)                   # logic of every level: one adder
+            m.d.comb += self.o.eq((x & sub.mask) | sub.o)
+            return m
+
+    top = Level(BREAKDOWN_DEPTH + 1)
+    text = rtlil.convert(top, name="top", ports=[top.i, top.o])
+    keep = breakdown_modules(text)
+    assert keep == ["top", "top.sub", "top.sub.sub", "top.sub.sub.sub"]
+    (tmp_path / "top.il").write_text(text)
+    rows = _run_breakdown(TARGETS["ecp5-25k"], str(tmp_path), yowasp_env(), lambda msg: None)
+    assert "error" not in rows, rows
+    deepest = "top.sub.sub.sub"
+    assert set(rows) - {"_time"} == {"top", "top.sub", "top.sub.sub", deepest}
+    # the deepest reported level ANDs its adder with its flattened helper's 0: nothing is left
+    assert rows[deepest].get("luts", 0) == 0 and rows[deepest].get("carry_cells", 0) == 0, rows[deepest]
+    # ... while a level whose child is kept does not see the child's constant
+    assert rows["top"].get("carry_cells", 0) > 0
