@@ -11,7 +11,7 @@ to the destination unit, in one of two forms that `Converter` understands:
 * magnitude mode (MUL, ASL, POW, DIV, MOD): ``low``/``hi`` = the low/high L bits
   of |result| (``hi`` = 2 marks "at least 2**(L+1)"), ``neg`` = the sign.
 
-Shared resources: one exact adder A1 (ADD, SUB, ABS, the comparisons of MAX ..
+Shared resources: one exact adder A1 (ADD, SUB, ABS, SIGN, the comparisons of MAX ..
 CMP, THRES, CLIP, MEDIAN, the rounding add of ASR), one subtractor A2 (CLIP's
 second bound, MEDIAN's min(hi, c), ASR's s - 1, the amounts that make 2**s for
 the left shifts; A2 feeds A1, never the reverse), one right barrel shifter (masks
@@ -33,7 +33,7 @@ THRES      a against the threshold immediate (clamped to the lane, plus    1
            above/below-lane flags)
 CLIP       a against both bounds; the result is a or a bound               1
 MEDIAN     lo/hi of a, b; then max(lo, min(hi, c)) (two adders)             2
-ABS/SIGN   negate where negative / constants                               1
+ABS/SIGN   x - 0 or 0 - x by the sign, on A1 (SIGN: x = 1)                 1
 IDENT      ROUND, CEIL, FLOOR, DATA_CONVERT, SXT, UXT: the value itself    1
 LOGIC      the variant's truth table, looked up per bit                    1
 LSR        six-stage per-lane barrel shifter on source 0's bit pattern     1
@@ -227,6 +227,8 @@ class VectorAlu(wiring.Component):
                              x2.eq(u_low), x2s.eq(u_neg), y2.eq(a), y2s.eq(as_)]   # hi < a
             with kcase(Kind.ABS):
                 m.d.comb += [x1.eq(a & ~asm), x1s.eq(0), y1.eq(a & asm), y1s.eq(as_)]
+            with kcase(Kind.SIGN):                                            # ABS of 1: 1 - 0 or 0 - 1
+                m.d.comb += [x1.eq(LO & ~asm), x1s.eq(0), y1.eq(LO & asm), y1s.eq(0)]
             with kcase(Kind.MEDIAN):
                 with m.If(~first):
                     m.d.comb += [x2.eq(c), x2s.eq(cs), y2.eq(st1), y2s.eq(sf1),   # c < hi
@@ -240,7 +242,7 @@ class VectorAlu(wiring.Component):
                 m.d.comb += [x2.eq(lm1), y2.eq(b), xr.eq(H), ar.eq(r2_low)]       # 2**s
 
         with m.Switch(kind):
-            with kcase(Kind.ADD, Kind.SUB, Kind.ABS):
+            with kcase(Kind.ADD, Kind.SUB, Kind.ABS, Kind.SIGN):
                 result(r1_low, r1_neg, r1_fit)
 
             with kcase(Kind.MAX, Kind.MIN, Kind.THRES, Kind.IDENT):
@@ -305,8 +307,6 @@ class VectorAlu(wiring.Component):
                                  st1.eq(ln.sel(lt1, b, a, "med_hi")), sf1.eq(ln.sel(lt1, bs, as_, "med_his"))]
                 result(*pick(lt1, (mm_v, mm_s), (st0, sf0)))
 
-            with kcase(Kind.SIGN):
-                result(asm | LO, as_)
             with kcase(Kind.LOGIC):
                 # the variant's truth table (tt[2a + b]), one lookup per bit
                 tt = Signal(4, name="logic_tt")
