@@ -13,7 +13,7 @@ to the destination unit, in one of two forms that `Converter` understands:
 
 Shared resources: one exact adder A1 (ADD, SUB, ABS, SIGN, the comparisons of MAX ..
 CMP, THRES, CLIP, MEDIAN, the rounding add of ASR), one subtractor A2 (CLIP's
-second bound, MEDIAN's min(hi, c), ASR's s - 1, the amounts that make 2**s for
+second bound, MEDIAN's b < c, ASR's s - 1, the amounts that make 2**s for
 the left shifts; A2 feeds A1, never the reverse), one right barrel shifter (masks
 by lane width), two lane negators (magnitudes), the multiplier array, and three
 state words for the iterative kinds. Left shifts are products: LSL and ASL
@@ -32,7 +32,7 @@ MAX..CMP   a - b, equality                                                 1
 THRES      a against the threshold immediate (clamped to the lane, plus    1
            above/below-lane flags)
 CLIP       a against both bounds; the result is a or a bound               1
-MEDIAN     lo/hi of a, b; then max(lo, min(hi, c)) (two adders)             2
+MEDIAN     a < b, then a < c and b < c: a, b or c by the three flags       2
 ABS/SIGN   x - 0 or 0 - x by the sign, on A1 (SIGN: x = 1)                 1
 IDENT      ROUND, CEIL, FLOOR, DATA_CONVERT, SXT, UXT: the value itself    1
 LOGIC      the variant's truth table, looked up per bit                    1
@@ -150,11 +150,7 @@ class VectorAlu(wiring.Component):
         def result(lo_, ng, ft=None, h=None):
             m.d.comb += [low.eq(lo_), neg.eq(ng & H), fit.eq(H if ft is None else ft), hi.eq(0 if h is None else h)]
 
-        def pick(mask, x, y):
-            """Lane-wise choice of (value, sign) pairs."""
-            return ln.sel(mask, x[0], y[0]), ln.sel(mask, x[1], y[1])
-
-        # iterative state (DIV/MOD, POW, MEDIAN)
+        # iterative state (DIV/MOD, POW; MEDIAN keeps a < b in sf0)
         st0, st1, st2 = (Signal(n, name=nm, reset_less=True) for nm in ("st0", "st1", "st2"))
         sf0, sf1 = (Signal(n, name=nm, reset_less=True) for nm in ("sf0", "sf1"))
         # DIV/MOD: one 64-bit lane group at a time
@@ -193,9 +189,6 @@ class VectorAlu(wiring.Component):
         m.submodules.mul = mul = MulArray(n, self.widths)
         m.d.comb += mul.lsel.eq(cfg.lsel)
 
-        # MEDIAN, second cycle: mm = min(hi, c) (A2), then max(lo, mm) (A1)
-        mm_v = ln.sel(lt2, c, st1, "mm")
-        mm_s = ln.sel(lt2, cs, sf1, "mm_s")
         # ROR: k = s mod w, shift amount k - (w + 1 - L) = L - 1 - (w - k); LSL, ASL: L - 1 - s
         kmask = ln.const(lambda L, w: None if bits(w) > L else bits(w) - 1, "kmask", keys=WS)
         rorc = ln.const(lambda L, w: None if bits(w) > L else bits(w) + 1 - L, "rorc", keys=WS)
@@ -230,9 +223,8 @@ class VectorAlu(wiring.Component):
             with kcase(Kind.SIGN):                                            # ABS of 1: 1 - 0 or 0 - 1
                 m.d.comb += [x1.eq(LO & ~asm), x1s.eq(0), y1.eq(LO & asm), y1s.eq(0)]
             with kcase(Kind.MEDIAN):
-                with m.If(~first):
-                    m.d.comb += [x2.eq(c), x2s.eq(cs), y2.eq(st1), y2s.eq(sf1),   # c < hi
-                                 x1.eq(st0), x1s.eq(sf0), y1.eq(mm_v), y1s.eq(mm_s)]   # lo < mm
+                with m.If(~first):                 # c has arrived: a < c (A1), b < c (A2)
+                    m.d.comb += [y1.eq(c), y1s.eq(cs), x2.eq(b), x2s.eq(bs), y2.eq(c), y2s.eq(cs)]
             with kcase(Kind.ROR):
                 m.d.comb += [x2.eq(k), y2.eq(rorc), xr.eq(H), ar.eq(r2_low)]       # 2**(w - k)
             with kcase(Kind.ASR):
@@ -301,11 +293,16 @@ class VectorAlu(wiring.Component):
                 ]
 
             with kcase(Kind.MEDIAN):
-                # cycle 0: lo/hi of a, b into the state; cycle 1: max(lo, min(hi, c))
+                # cycle 0: a < b into sf0 (c comes a cycle after a and b); cycle 1: a < c, b < c.
+                # a lies between b and c when a < b and a < c differ; else the median is
+                # min(b, c) (a below both) or max(b, c) (a above both): c when a < b and
+                # b < c differ, else b (ties pick equal values)
                 with m.If(self.step):
-                    m.d.sync += [st0.eq(ln.sel(lt1, a, b, "med_lo")), sf0.eq(ln.sel(lt1, as_, bs, "med_los")),
-                                 st1.eq(ln.sel(lt1, b, a, "med_hi")), sf1.eq(ln.sel(lt1, bs, as_, "med_his"))]
-                result(*pick(lt1, (mm_v, mm_s), (st0, sf0)))
+                    m.d.sync += sf0.eq(lt1)
+                take_a = ln.comb(sf0 ^ lt1, "med_a")
+                take_c = ln.comb(~take_a & (sf0 ^ lt2), "med_c")
+                take_b = ln.comb(~take_a & ~take_c, "med_b")
+                result((a & take_a) | (c & take_c) | (b & take_b), (as_ & take_a) | (cs & take_c) | (bs & take_b))
 
             with kcase(Kind.LOGIC):
                 # the variant's truth table (tt[2a + b]), one lookup per bit

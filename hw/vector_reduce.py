@@ -332,7 +332,8 @@ class Reducer(wiring.Component):
                                _by_width(self.bsel, lambda b: fn(b + 1)))
                 with m.If(dv_n == by_nq(lambda nq: nq)):
                     q = dv_q & by_nq(lambda nq: Const((1 << nq) - 1, QB))
-                    m.d.sync += v.eq(Mux(vneg, -q, q))
+                    # only MEAN negates, and its quotient is below 2**65: a 66-bit negation
+                    m.d.sync += v.eq(Mux(vneg, -q[:66], q))
                     m.next = "SAT"
                 with m.Else():
                     t = Cat(by_nq(lambda nq: dv_q[nq - 1]), dv_r)     # below 2 * dv_d
