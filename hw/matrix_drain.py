@@ -223,16 +223,19 @@ class MatrixDrain(wiring.Component):
         col_idx = Signal(AW)
         col_nk = Signal(NKW)
         col_take = Signal()
-        jf = Signal(range(n + RQ))                   # first lane fed next
+        # the lanes are fed in groups of RQ: group jg, requantiser r takes lane jg * RQ + r, so
+        # each requantiser's lane multiplexers have n / RQ inputs, not n
+        lrq = exact_log2(RQ)
+        jg = Signal(range(n // RQ + 1))              # the group fed next
         lane_w = ceil_log2(n) if n > 1 else 1
         en = ~(col_full & ~col_take)
-        last_lane = jf + RQ >= desc.nk
+        last_lane = (jg + 1) << lrq >= desc.nk
         feed = P.conv & d1_valid
         with m.If(col_take):
             m.d.sync += col_full.eq(0)                # (a vector completing below sets it again)
         for r, rq in enumerate(rqs):
             lane = Signal(lane_w + 1, name=f"rq{r}_lane")
-            m.d.comb += lane.eq(jf + r)
+            m.d.comb += lane.eq((jg << lrq) | r)
             vals = {}
             for k, pname in enumerate(PARAMS):
                 sel = Signal(signed(PARAM_BITS), name=f"sel{r}_{pname}")
@@ -259,7 +262,7 @@ class MatrixDrain(wiring.Component):
                 tag.eq(rq.o_tag),
             ]
             with m.If(en & rq.o_valid):
-                for j in range(n):
+                for j in range(r, n, RQ):            # the lanes this requantiser serves
                     with m.If(t_lane == j):
                         m.d.sync += col_vals[j].eq(rq.value)
                 # the lanes of a position leave the pipelines together; the last group
@@ -269,9 +272,9 @@ class MatrixDrain(wiring.Component):
         with m.If(feed & en):
             with m.If(last_lane):
                 m.d.comb += d1_take.eq(1)
-                m.d.sync += jf.eq(0)
+                m.d.sync += jg.eq(0)
             with m.Else():
-                m.d.sync += jf.eq(jf + RQ)
+                m.d.sync += jg.eq(jg + 1)
         w = self.wvec.payload
         m.d.comb += [w.lsz.eq(P.res_lsz), w.count.eq(Mux(P.conv, col_nk, desc.nk)),
                      w.stride.eq(P.out_ik << P.res_lsz)]

@@ -2,8 +2,10 @@
 per input, written through a `bus.WritePort` with byte enables.
 
 A vector is {``base``, ``stride``, ``lsz``, ``count``, ``data``}: element ``j <
-count`` (the low ``2**lsz`` bytes of ``data[j]``, little-endian) goes to byte
-address ``base + j * stride``. When ``stride`` is the element size the vector is
+count`` (the low ``2**lsz`` bytes of ``data[j]``, little-endian; ``data[j]`` is 32
+bits, sign-extended for 8-byte elements: a Matrix_Mul result is 32 bits and a CONV2D
+result, whatever its unit, a saturated 17-bit value) goes to byte address ``base + j
+* stride``. When ``stride`` is the element size the vector is
 one contiguous run: it is cut into pieces of at most one row (``row_bytes /
 2**lsz`` elements each) and every piece is written with one or two row writes
 (two when it crosses a row boundary: the data is rotated to the row offset and
@@ -32,7 +34,7 @@ def WriteVector(lanes, addr_bits):
         "stride": unsigned(addr_bits),
         "lsz": unsigned(2),
         "count": unsigned(ceil_log2(lanes + 1)),
-        "data": data.ArrayLayout(unsigned(64), lanes),
+        "data": data.ArrayLayout(unsigned(32), lanes),
     })
 
 
@@ -78,6 +80,7 @@ class VectorWriter(wiring.Component):
         # the piece's bytes: a whole row's worth of the packed vector (contiguous; pieces
         # start at multiples of `per` elements, so this is a word select), or element j
         piece = Signal(8 * R)
+        elem = [Cat(v.data[i], v.data[i][31].replicate(32)) for i in range(n)]    # 8-byte units: sign-extended
         with m.If(contig):
             with m.Switch(v.lsz):
                 for lsz in range(4):
@@ -85,7 +88,7 @@ class VectorWriter(wiring.Component):
                     if b > 8 * R:
                         continue
                     with m.Case(lsz):
-                        packed = Cat(*(v.data[i][:b] for i in range(n)))
+                        packed = Cat(*(elem[i][:b] for i in range(n)))
                         words = -(-len(packed) // (8 * R))
                         packed = Cat(packed, Const(0, words * 8 * R - len(packed)))
                         if words == 1:
@@ -97,7 +100,7 @@ class VectorWriter(wiring.Component):
             with m.Switch(j):
                 for i in range(n):
                     with m.Case(i):
-                        m.d.comb += piece.eq(v.data[i][:min(64, 8 * R)])
+                        m.d.comb += piece.eq(elem[i][:min(64, 8 * R)])
 
         off = addr[:lR]
         rot = Signal(8 * R)
