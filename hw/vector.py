@@ -131,6 +131,25 @@ def overlap_fault(m, delta, length, bs, bd):
     return (length > 1) & ((below & near) | ahead)
 
 
+def _field_layouts(names):
+    """The ops of OP_LIST grouped by where their field ``names[i]`` (None: the op has no
+    such field) lies in the operand table at every AS: (one (opcode, field name) per
+    layout, and each op's layout number, 1 .. the number of layouts, 0 for none)."""
+    seen, number, first = {}, [], []
+    for info, name in zip(OP_LIST, names):
+        if name is None:
+            number.append(0)
+            continue
+        op = info.opcode
+        where = (F.field_width(op, name),
+                 tuple(tuple(sorted(op.table.resolve(a).field(name).pieces)) for a in F.AS_BITS))
+        if where not in seen:
+            seen[where] = len(seen) + 1
+            first.append((op, name))
+        number.append(seen[where])
+    return first, number
+
+
 def _props_layout():
     return data.StructLayout({
         "kind": 5, "variant": 3,
@@ -210,18 +229,32 @@ class VectorEngine(wiring.Component):
 
         tb, asc = self.cmd.payload.table, self.cmd.payload.as_code
         key = Cat(self.cmd.payload.op_code, self.cmd.payload.section_ai)
+        # the 64-bit fields (addresses, length) sit at the same place in most tables: the opcode
+        # decodes to a small layout index per field, and each field has one multiplexer over its
+        # few layouts (not a case per opcode)
+        wide = [(addr[s], [_field_name(info.opcode, ROLE_FIELDS[role][0]) for info in OP_LIST])
+                for s, role in enumerate(SLOT_ROLE)]
+        wide.append((length, [_field_name(info.opcode, ("len",)) for info in OP_LIST]))
+        layouts, layout_of = zip(*(_field_layouts(names) for _, names in wide))
+        layout_sel = [Signal(range(len(lo) + 1), name=f"layout_{k}") for k, lo in enumerate(layouts)]
         with m.If(self.cmd.valid & self.cmd.ready):
+            for (target, _), sel, lo in zip(wide, layout_sel, layouts):
+                with m.Switch(sel):
+                    for k, (op, name) in enumerate(lo, 1):
+                        with m.Case(k):
+                            m.d.sync += target.eq(F.field(tb, asc, op, name))
+                    with m.Default():
+                        m.d.sync += target.eq(0)
             with m.Switch(key):
                 for i, info in enumerate(OP_LIST):
                     op = info.opcode
                     with m.Case(op.op_code | (int(op.section == Section.AI) << 14)):
                         def get(name, op=op):
                             return F.field(tb, asc, op, name)
-                        m.d.sync += [opi.eq(i), length.eq(get("len") if _field_name(op, ("len",)) else 0)]
+                        m.d.sync += opi.eq(i)
+                        m.d.comb += [sel.eq(idx[i]) for sel, idx in zip(layout_sel, layout_of)]
                         for s, role in enumerate(SLOT_ROLE):
-                            af = _field_name(op, ROLE_FIELDS[role][0])
                             uf = _field_name(op, ROLE_FIELDS[role][1])
-                            m.d.sync += addr[s].eq(get(af) if af else 0)
                             if info.bytes_only:
                                 m.d.sync += unit[s].eq(int(DataUnit.U8))
                             elif role == "d" and info.reduction and uf is None:
