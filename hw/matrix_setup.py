@@ -286,6 +286,13 @@ class MatrixSetup(wiring.Component):
         # --- FSM -----------------------------------------------------------------------------
         fault = Signal(8)
         m.d.comb += self.fault.eq(fault)
+        # one step counter, and the multiplier's operands loaded through one multiplexer and
+        # one 3 * a adder for every step (not an adder and a counter per step)
+        cnt = Signal(range(16))
+        load_mul = Signal()
+        ld_a, ld_b = Signal(48), Signal(26)
+        with m.If(load_mul):
+            m.d.sync += [ma.eq(ld_a), ma3.eq(ld_a + (ld_a << 1)), mb.eq(ld_b), macc.eq(0)]
         with m.FSM(name="setup"):
             with m.State("IDLE"):
                 with m.If(self.start):
@@ -303,11 +310,10 @@ class MatrixSetup(wiring.Component):
                 nxt = f"S{k + 1}_LOAD" if k + 1 < len(steps) else "CHECK"
                 kind, a, b, nbits, target, post = step
                 if kind == "mul":
-                    cnt = Signal(range(nbits + 2), name=f"mcnt{k}")
                     nb2 = nbits + (nbits % 2)
                     with m.State(f"S{k}_LOAD"):
-                        m.d.sync += [ma.eq(a), ma3.eq(a + (a << 1)), mb.eq(b << (26 - nb2)), macc.eq(0),
-                                     cnt.eq(nb2 // 2)]
+                        m.d.comb += [load_mul.eq(1), ld_a.eq(a), ld_b.eq(b << (26 - nb2))]
+                        m.d.sync += cnt.eq(nb2 // 2)
                         m.next = f"S{k}_RUN"
                     with m.State(f"S{k}_RUN"):
                         top = mb[24:26]
@@ -318,7 +324,6 @@ class MatrixSetup(wiring.Component):
                             m.d.sync += target.eq(post(new))
                             m.next = nxt
                 else:
-                    cnt = Signal(range(16), name=f"dcnt{k}")
                     with m.State(f"S{k}_LOAD"):
                         m.d.sync += [dq.eq(a), drem.eq(0), ddiv.eq(b), cnt.eq(14)]
                         m.next = f"S{k}_RUN"
