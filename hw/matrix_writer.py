@@ -69,11 +69,7 @@ class VectorWriter(wiring.Component):
             m.d.comb += k.eq(Mux(v.count - j < per, v.count - j, per))
         with m.Else():
             m.d.comb += k.eq(1)
-        addr = Signal(AW)
-        lane_off = Signal(AW)
-        # j * stride for the non-contiguous case, j * es for the contiguous one
-        m.d.comb += lane_off.eq(_mul_small(j, v.stride, n)[:AW])
-        m.d.comb += addr.eq(v.base + lane_off)
+        addr = Signal(AW)                            # base + j * stride, advanced with j
         length = Signal(range(R + 1))
         m.d.comb += length.eq((k << v.lsz)[:lR + 1])
 
@@ -121,23 +117,15 @@ class VectorWriter(wiring.Component):
             with m.If(crosses & ~second):
                 m.d.sync += second.eq(1)
             with m.Else():
-                m.d.sync += [second.eq(0), j.eq(j + k)]
+                m.d.sync += [second.eq(0), j.eq(j + k), addr.eq(addr + Mux(contig, length, v.stride))]
                 with m.If(j + k >= v.count):
                     m.d.comb += last_write.eq(1)
                     m.d.sync += have.eq(0)
         m.d.comb += self.vec.ready.eq(~have | last_write)
         with m.If(self.vec.valid & self.vec.ready):
-            m.d.sync += [v.eq(self.vec.payload), have.eq(self.vec.payload.count != 0), j.eq(0), second.eq(0)]
+            m.d.sync += [v.eq(self.vec.payload), have.eq(self.vec.payload.count != 0), j.eq(0), second.eq(0),
+                         addr.eq(self.vec.payload.base)]
         return m
-
-
-def _mul_small(j, stride, n):
-    """j * stride for a small counter j (< 2**ceil_log2(n + 1)), as shifted adds."""
-    terms = [Mux(j[k], stride << k, 0) for k in range(len(j))]
-    v = terms[0]
-    for t in terms[1:]:
-        v = v + t
-    return v
 
 
 def _rotl_bytes(v, amount, nbytes):
