@@ -232,13 +232,13 @@ class VectorEngine(wiring.Component):
         # the 64-bit fields (addresses, length) sit at the same place in most tables: the opcode
         # decodes to a small layout index per field, and each field has one multiplexer over its
         # few layouts (not a case per opcode)
-        wide = [(addr[s], [_field_name(info.opcode, ROLE_FIELDS[role][0]) for info in OP_LIST])
+        long_fields = [(addr[s], [_field_name(info.opcode, ROLE_FIELDS[role][0]) for info in OP_LIST])
                 for s, role in enumerate(SLOT_ROLE)]
-        wide.append((length, [_field_name(info.opcode, ("len",)) for info in OP_LIST]))
-        layouts, layout_of = zip(*(_field_layouts(names) for _, names in wide))
+        long_fields.append((length, [_field_name(info.opcode, ("len",)) for info in OP_LIST]))
+        layouts, layout_of = zip(*(_field_layouts(names) for _, names in long_fields))
         layout_sel = [Signal(range(len(lo) + 1), name=f"layout_{k}") for k, lo in enumerate(layouts)]
         with m.If(self.cmd.valid & self.cmd.ready):
-            for (target, _), sel, lo in zip(wide, layout_sel, layouts):
+            for (target, _), sel, lo in zip(long_fields, layout_sel, layouts):
                 with m.Switch(sel):
                     for k, (op, name) in enumerate(lo, 1):
                         with m.Case(k):
