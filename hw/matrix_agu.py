@@ -248,12 +248,26 @@ class ActivationAGU(wiring.Component):
         p_lanes = Signal(n)
         p_in = Signal(n)
         m.d.comb += p_lanes.eq(pk.maskA | pk.maskB)
+        # lane l's byte in the padded line is o + l * es, o = xoff + r * es (segment A) or
+        # xoff - nA * es (segment B): the window [p_lo, p_hi) is moved to each segment once
+        # (four subtractions), and each lane compares its small constant l * es with it
+        SW = AW + 4
+        seg = []
+        for tag, o in (("a", cur["xoff"] + (pk.r << g.fm_lsz)), ("b", cur["xoff"] - (pk.nA << g.fm_lsz))):
+            lo, hi = Signal(signed(SW), name=f"act_plo_{tag}"), Signal(signed(SW), name=f"act_phi_{tag}")
+            m.d.comb += [lo.eq(g.p_lo - o), hi.eq(g.p_hi - o)]
+            seg.append((lo, hi))
+        VB = max(1, ceil_log2(2 * n))                # l * es < 2**VB (es <= 2: 8- and 16-bit maps)
+
+        def at_most(d, v):
+            """d <= v for a signed d and a small unsigned v < 2**VB."""
+            return d[-1] | ((d[VB:] == 0) & (d[:VB] <= v))
         for ln_ in range(n):
-            e = Signal(10, name=f"act_pe_{ln_}")             # index of the lane in its run
-            pos = Signal(AW + 1, name=f"act_ppos_{ln_}")     # its byte in the padded line
-            m.d.comb += [e.eq(Mux(pk.maskA[ln_], pk.r + ln_, ln_ - pk.nA)),
-                         pos.eq(cur["xoff"] + (e << g.fm_lsz)),
-                         p_in[ln_].eq(Mux(pk.maskA[ln_], ok_a, ok_b) & (pos >= g.p_lo) & (pos < g.p_hi))]
+            v = Signal(VB, name=f"act_pv_{ln_}")            # l * es
+            m.d.comb += v.eq(Mux(g.fm_lsz == 0, ln_, 2 * ln_))
+            in_a = at_most(seg[0][0], v) & ~at_most(seg[0][1], v)
+            in_b = at_most(seg[1][0], v) & ~at_most(seg[1][1], v)
+            m.d.comb += p_in[ln_].eq(Mux(pk.maskA[ln_], ok_a & in_a, ok_b & in_b))
         base = cur["rowbase"] + cur["xoff"]
         r = self.req.payload
         with m.If(g.packed):
