@@ -120,16 +120,17 @@ class MatrixDrain(wiring.Component):
         # parameter requests (one per parameter and block or position)
         r = self.preq.payload
         qs = Signal(3)                               # the parameter requested this cycle
+        q_addr, q_lsz, q_pel = Signal(AW), Signal(2), Signal()     # its fields (one address adder)
         with m.Switch(qs):
             for k, p in enumerate(PARAMS):
                 with m.Case(k):
-                    lsz = getattr(P, f"{p}_lsz")
-                    pel = modes[k] == PER_ELEM
-                    m.d.comb += [
-                        r.base.eq(getattr(P, f"{p}_addr") + Mux(pel, idx << lsz, desc.k0 << lsz)),
-                        r.stride.eq(Mux(pel, P.out_ik << lsz, Const(1, 4) << lsz)),
-                        r.lsz.eq(lsz), r.signed.eq(getattr(P, f"{p}_signed")),
-                    ]
+                    m.d.comb += [q_addr.eq(getattr(P, f"{p}_addr")), q_lsz.eq(getattr(P, f"{p}_lsz")),
+                                 q_pel.eq(modes[k] == PER_ELEM), r.signed.eq(getattr(P, f"{p}_signed"))]
+        m.d.comb += [
+            r.base.eq(q_addr + (Mux(q_pel, idx, desc.k0) << q_lsz)),
+            r.stride.eq(Mux(q_pel, P.out_ik << q_lsz, Const(1, 4) << q_lsz)),
+            r.lsz.eq(q_lsz),
+        ]
         # every payload bit is driven by a signal (bank and last are ignored for parameters):
         # a constant-only part becomes an empty `always @*` in the Verilog, which Verilator rejects
         m.d.comb += [r.active.eq(lanes), r.side.kind.eq(Mux(self.preq.valid, KIND_PARAM, 0)), r.side.col.eq(qs),
