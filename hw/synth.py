@@ -386,7 +386,10 @@ def analyse(report, target, freq, rc, log_text, npr, cells):
     resources = _resources(target, parse_utilisation(log_text), cells)
     report["resources"] = resources
     over = [k for k, r in resources.items() if r["available"] and r["used"] > r["available"]]
-    report["fits"] = not over
+    # every cell count within the device, but the placer found no legal placement (nextpnr-ecp5
+    # near 100 % of the comb cells): the design does not fit either
+    unplaceable = rc != 0 and not over and re.search(r"^ERROR: Unable to find legal placement", log_text, re.M)
+    report["fits"] = not over and not unplaceable
     if rc == 0 and npr is not None:
         fmax = {clk: {"achieved_mhz": round(v["achieved"], 2), "constraint_mhz": round(v["constraint"], 2)}
                 for clk, v in npr.get("fmax", {}).items()}
@@ -409,6 +412,13 @@ def analyse(report, target, freq, rc, log_text, npr, cells):
         if over:
             report["failure"] = "does not fit: " + ", ".join(
                 f"{RESOURCE_NAMES.get(k, k)} {resources[k]['used']}/{resources[k]['available']}" for k in over)
+        elif unplaceable:
+            fullest = max((k for k in resources if resources[k].get("percent") is not None),
+                          key=lambda k: resources[k]["percent"], default=None)
+            report["failure"] = ("does not fit: no legal placement (nextpnr: " + err[-1] + ")"
+                                 + (f"; {RESOURCE_NAMES.get(fullest, fullest)} {resources[fullest]['used']}/"
+                                    f"{resources[fullest]['available']} ({resources[fullest]['percent']} %)"
+                                    if fullest else ""))
         else:
             report["failure"] = f"nextpnr failed: {err[-1] if err else f'exit status {rc}'}"
     return report

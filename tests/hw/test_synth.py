@@ -59,6 +59,18 @@ Info: 	        ICESTORM_DSP:       0/      8     0%
 ERROR: Unable to place cell 'mem.storage.1.6_RAM', no BELs remaining to implement cell type 'ICESTORM_RAM'
 """
 
+# nextpnr-ecp5 0.8 on `base` (session 12): every count within the ECP5-85F, no legal placement
+LOG_UNPLACEABLE = """\
+Info:     Total LUT4s:     80497/83640    96%
+Info:      Total DFFs:     34240/83640    40%
+Info: Device utilisation:
+Info: 	              DP16KD:     153/    208    73%
+Info: 	          MULT18X18D:      85/    156    54%
+Info: 	          TRELLIS_FF:   34240/  83640    40%
+Info: 	        TRELLIS_COMB:   82921/  83640    99%
+Info: Running main analytical placer, max placement attempts per cell = 112320315.
+ERROR: Unable to find legal placement for all cells, design is probably at utilisation limit.
+"""
 NPR = {"fmax": {"clk$SB_IO_IN_$glb_clk": {"achieved": 66.2295, "constraint": 12.0}}}
 CELLS = {"SB_LUT4": 400, "SB_DFFESR": 120, "SB_DFF": 10, "SB_CARRY": 30, "SB_RAM40_4K": 4}
 
@@ -95,6 +107,14 @@ def test_analyse_pass_and_failures():
 
     r = analyse({}, t, 12.0, 1, "ERROR: something else\n", None, CELLS)
     assert r["failure"] == "nextpnr failed: something else"
+
+    # within every count, but no legal placement: it does not fit (so the breakdown runs)
+    r = analyse({}, TARGETS["ecp5-85k"], 100.0, 1, LOG_UNPLACEABLE, None,
+                {"LUT4": 67201, "CCU2C": 6648, "TRELLIS_FF": 34240})
+    assert not r["pass"] and not r["fits"]
+    assert r["resources"]["luts"] == {"used": 82921, "available": 83640, "percent": 99.1}
+    assert r["failure"] == ("does not fit: no legal placement (nextpnr: Unable to find legal placement for all "
+                            "cells, design is probably at utilisation limit.); LUT4s 82921/83640 (99.1 %)")
 
 
 def test_report_formats():
