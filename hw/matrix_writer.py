@@ -4,8 +4,8 @@ per input, written through a `bus.WritePort` with byte enables.
 A vector is {``base``, ``stride``, ``lsz``, ``count``, ``data``}: element ``j <
 count`` (the low ``2**lsz`` bytes of ``data[j]``, little-endian; ``data[j]`` is 32
 bits, sign-extended for 8-byte elements: a Matrix_Mul result is 32 bits and a CONV2D
-result, whatever its unit, a saturated 17-bit value) goes to byte address ``base + j
-* stride``. When ``stride`` is the element size the vector is
+result, whatever its unit, a saturated 17-bit value) goes to byte address
+``base + j * stride``. When ``stride`` is the element size the vector is
 one contiguous run: it is cut into pieces of at most one row (``row_bytes /
 2**lsz`` elements each) and every piece is written with one or two row writes
 (two when it crosses a row boundary: the data is rotated to the row offset and

@@ -129,6 +129,7 @@ def _run(cmd, log_path, what, log, env):
 
 
 LUT_MAPPERS = ("abc9", "abc")
+BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
 
 
 def _check_luts(luts):
@@ -236,7 +237,7 @@ def _yosys_cells(stat_path, family):
     return dict(design.get("num_cells_by_type", {}))
 
 
-def _breakdown(stat_path, family, depth=3):
+def _breakdown(stat_path, family, depth=BREAKDOWN_DEPTH):
     """Per-module resource counts from the breakdown run's ``stat -json``, each module
     counted with its submodules, down to `depth` levels below the top:
     {instance path: {resource: count}}."""
@@ -464,9 +465,6 @@ def _resources(target, util, cells):
     return {k: res[k] for k in sorted(res, key=lambda k: order.index(k) if k in order else 99)}
 
 
-BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
-
-
 def breakdown_modules(rtlil_text, depth=BREAKDOWN_DEPTH):
     """The modules of an Amaranth RTLIL netlist at most `depth` levels below the top (their
     names are instance paths, ``top.core.vec``): the breakdown run keeps their hierarchy and
@@ -487,7 +485,7 @@ def _run_breakdown(target, out_dir, env, log):
                        "yosys, run for the per-module breakdown", log, env)
     if rc:
         return {"error": f"yosys failed (exit status {rc}); see {out_dir}/yosys-breakdown.log", "_time": elapsed}
-    rows = _breakdown(os.path.join(out_dir, "breakdown-stat.json"), target.family, depth=BREAKDOWN_DEPTH)
+    rows = _breakdown(os.path.join(out_dir, "breakdown-stat.json"), target.family)
     with open(os.path.join(out_dir, "breakdown.json"), "w") as f:
         json.dump(rows, f, indent=1)
     rows["_time"] = elapsed
