@@ -24,7 +24,9 @@ Microarchitecture
 
 * **Readers** (`hw.vector_stream.StreamReader`): source 0 on ``rd_a``, source 1
   on ``rd_b``; MEDIAN's source 2 shares ``rd_b`` with source 1 (round-robin, a
-  request holds its port until it transfers), so MEDIAN runs at half rate.
+  request holds its port until it transfers), so MEDIAN runs at half rate;
+  source 2's reader buffers fewer rows (`golden.cycle.vector.source2_slots`: 3,
+  or 2 when MEDIAN is on the narrow path), enough for that rate.
   Sources 1 and 2 share one realignment shifter: MEDIAN's source 2 enters S0 one
   cycle after sources 0 and 1 (`hw.vector_pipe.BeatPipe` ``c_due``), when the
   ALU's first MEDIAN cycle does not need it.
@@ -63,6 +65,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import Out
 from amaranth.utils import ceil_log2, exact_log2
 
+from xdsa.golden.cycle.vector import source2_slots
 from xdsa.golden.isa import DataUnit, Fault, Section
 
 from . import fields as F
@@ -366,7 +369,8 @@ class VectorEngine(wiring.Component):
         # --- datapath units -----------------------------------------------------------------------------------
         # sources 1 and 2 share one realignment shifter (MEDIAN, the only user of source 2,
         # captures it one cycle after sources 0 and 1: `BeatPipe.c_due`)
-        readers = [StreamReader(R, NB, abits, realign=s == 0) for s in range(3)]
+        readers = [StreamReader(R, NB, abits, realign=s == 0, slots=4 if s < 2 else source2_slots(cfg))
+                   for s in range(3)]
         for i, r in enumerate(readers):
             m.submodules[f"rd{i}"] = r
         m.submodules.wrt = wrt = StreamWriter(R, NB, abits)

@@ -6,21 +6,23 @@ The datapath width W equals the memory row width R (``row_bytes``): one row per
 cycle and port is exactly one beat of the widest operand.
 
 `StreamReader` -- one source operand (a contiguous run of nibbles at any nibble
-address). It requests the run's rows in order, at most 3 rows ahead of the row
-the consumer is in, and keeps them in a 4-row buffer whose slot k holds row
-``crow + k`` (the consumer's row, the next one and two prefetched rows; a response
-is stored without rotation; the buffer shifts down a slot when the consumer moves
-to the next row). The consumer sees a ``2R``-nibble *window* that starts at its
-current position (its two rows funnel-shifted by the nibble offset) and ``avail``,
-the nibbles of the run from there on that have arrived; it advances by ``take``
-nibbles (at most one row per cycle). With ``realign=False`` the reader has no
-funnel shifter of its own: it offers the two rows and the nibble offset (``rows``,
-``offset``) and the consumer realigns them with `funnel` (the engine shares one
-shifter between sources 1 and 2). A response is
-written into the buffer at the end of the cycle it arrives in, so data requested
-in cycle t is visible to the consumer in cycle t + 2. One row request per cycle
-sustains one full window per cycle at any alignment. `start` begins a new run
-(the buffer is reused; nothing of an earlier run is pending when a run ends).
+address). It requests the run's rows in order, at most ``slots - 1`` rows ahead of
+the row the consumer is in, and keeps them in a buffer of ``slots`` rows (4 by
+default, at least 2) whose slot k holds row ``crow + k`` (the consumer's row, the
+next one and the prefetched rows; a response is stored without rotation; the
+buffer shifts down a slot when the consumer moves to the next row). The consumer
+sees a ``2R``-nibble *window* that starts at its current position (its two rows
+funnel-shifted by the nibble offset) and ``avail``, the nibbles of the run from
+there on that have arrived; it advances by ``take`` nibbles (at most one row per
+cycle). With ``realign=False`` the reader has no funnel shifter of its own: it
+offers the two rows and the nibble offset (``rows``, ``offset``) and the consumer
+realigns them with `funnel` (the engine shares one shifter between sources 1 and
+2). A response is written into the buffer at the end of the cycle it arrives in,
+so data requested in cycle t is visible to the consumer in cycle t + 2. One row
+request per cycle sustains one full window per cycle at any alignment with 4
+slots; a consumer that takes windows less often needs fewer (the engine's source
+2, see hw/vector.py). `start` begins a new run (the buffer is reused; nothing of
+an earlier run is pending when a run ends).
 
 `StreamWriter` -- the destination (a contiguous run of nibbles starting on a
 byte). It accepts beats of up to ``2R`` nibbles, assembles them in a one-row
@@ -59,13 +61,16 @@ class StreamReader(wiring.Component):
 
     `nib_bits`: width of nibble addresses and counts; `row_addr_bits`: width of
     row indices; `realign`: build the funnel shifter and offer ``window`` (else the
-    consumer realigns ``rows`` by ``offset`` with `funnel`)."""
+    consumer realigns ``rows`` by ``offset`` with `funnel`); `slots`: rows buffered."""
 
-    def __init__(self, row_bytes, nib_bits, row_addr_bits, *, realign=True):
+    def __init__(self, row_bytes, nib_bits, row_addr_bits, *, realign=True, slots=4):
+        if slots not in (2, 3, 4):
+            raise ValueError(f"a stream reader buffers 2, 3 or 4 rows, not {slots!r}")
         self.R = row_bytes
         self.nib_bits = nib_bits
         self.ra_bits = row_addr_bits
         self.realign = realign
+        self.slots = slots
         window = {"window": Out(8 * row_bytes)} if realign else {}
         super().__init__({
             "start": In(1),
@@ -96,16 +101,17 @@ class StreamReader(wiring.Component):
         lrow = Signal(nb)                           # last row of the run
         rrow = Signal(nb)                           # next row to arrive
         on = Signal()
-        # the 4-row buffer: row crow + k in slot k (rows crow .. crow + 3 at most are requested);
+        # the buffer: row crow + k in slot k (rows crow .. crow + S - 1 at most are requested);
         # it shifts down by a slot when the consumer enters the next row, so the window's rows
-        # are always slots 0 and 1 (no read multiplexer: 2:1 on the slots' inputs instead of 4:1
+        # are always slots 0 and 1 (no read multiplexer: 2:1 on the slots' inputs instead of S:1
         # on two outputs)
-        buf = [Signal(8 * R, name=f"buf{i}") for i in range(4)]
+        S = self.slots
+        buf = [Signal(8 * R, name=f"buf{i}") for i in range(S)]
 
         crow = Signal(nb)
         m.d.comb += crow.eq(pos >> lrn)
         m.d.comb += [
-            self.req_valid.eq(on & (irow <= lrow) & (irow <= crow + 3)),
+            self.req_valid.eq(on & (irow <= lrow) & (irow <= crow + (S - 1))),
             self.req_row.eq(irow),
         ]
         with m.If(self.req_valid & self.req_ready):
@@ -119,10 +125,10 @@ class StreamReader(wiring.Component):
         m.d.comb += slot.eq((rrow - crow - adv)[:2])
         with m.If(self.rsp_valid):
             m.d.sync += rrow.eq(rrow + 1)
-        for k in range(4):
+        for k in range(S):
             with m.If(self.rsp_valid & (slot == k)):
                 m.d.sync += buf[k].eq(self.rsp_data)
-            if k < 3:
+            if k < S - 1:
                 with m.Elif(adv):
                     m.d.sync += buf[k].eq(buf[k + 1])
 

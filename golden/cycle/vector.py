@@ -22,8 +22,8 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   every source delivers ``E * bits / 4`` nibbles per beat (the rest of the vector
   in the last beat), the destination takes ``E * dst_bits / 4``.
 * **readers**: row requests in order, at most three rows ahead of the consumer's
-  row; a response (one cycle after the request transferred) is usable the cycle
-  after it arrives. Port A serves source 0, port B sources 1 and 2 (a request
+  row (source 2, MEDIAN's third operand: `source2_slots` - 1); a response (one
+  cycle after the request transferred) is usable the cycle after it arrives. Port A serves source 0, port B sources 1 and 2 (a request
   holds the port until granted; otherwise source 2 is preferred after a source-1
   grant and vice versa).
 * **beat issue**: when every source has the beat's nibbles and S0 is free; sources
@@ -44,7 +44,7 @@ from dataclasses import dataclass, fields
 
 from ..isa import DataUnit, Fault
 
-__all__ = ["VectorModel", "VectorOutputs", "plan", "SIGNALS", "NARROW", "NARROW_SCALED"]
+__all__ = ["VectorModel", "VectorOutputs", "plan", "SIGNALS", "NARROW", "NARROW_SCALED", "source2_slots"]
 
 _BINARY = {"add", "sub", "max", "min", "maxsi", "minsi", "mul", "div", "mod", "pow", "seq", "sne", "sle",
            "slt", "sge", "sgt", "lsl", "lsr", "ror", "asl", "asr", "nsr"}
@@ -162,9 +162,19 @@ SIGNALS = {  # model field -> the RTL signal it predicts
 }
 
 
+def source2_slots(config):
+    """Rows buffered by the reader of source 2 (MEDIAN's third operand; the other
+    readers buffer 4). MEDIAN takes a beat every 2 cycles on a full-width ALU, which
+    3 rows sustain at any alignment, and every 2 * ``narrow_groups`` cycles or more on
+    a narrow path, which 2 rows sustain (2 on a full-width ALU would halve MEDIAN's
+    rate; fewer rows than 4 save their registers and multiplexers)."""
+    return 2 if config.narrow_groups > 1 else 3
+
+
 class _Reader:
-    def __init__(self, rn):
+    def __init__(self, rn, slots=4):
         self.rn = rn
+        self.ahead = slots - 1
         self.end = self.pos = self.irow = self.lrow = self.rrow = 0
         self.on = False
 
@@ -176,7 +186,7 @@ class _Reader:
 
     @property
     def req_valid(self):
-        return self.on and self.irow <= self.lrow and self.irow <= self.pos // self.rn + 3
+        return self.on and self.irow <= self.lrow and self.irow <= self.pos // self.rn + self.ahead
 
     @property
     def avail(self):
@@ -247,7 +257,7 @@ class VectorModel:
         self.fault = 0
         self.ck = 0
         self.p = None
-        self.readers = [_Reader(self.rn) for _ in range(3)]
+        self.readers = [_Reader(self.rn), _Reader(self.rn), _Reader(self.rn, source2_slots(config))]
         self.writer = _Writer(self.rn)
         self.b_hold = self.b_hold_own = self.b_prio = self.b_pend_own = False
         self.a_pend = self.b_pend = False

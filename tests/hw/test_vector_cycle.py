@@ -51,6 +51,8 @@ def cases(seed):
     out.append(mk("pow_u4", "pow", {"s0": DU.U4, "s1": DU.U4, "d": DU.U8}, 9))
     out.append(mk("asl_s64", "asl", {"s0": DU.S64, "s1": DU.U8, "d": DU.S64}, 5))
     out.append(mk("median", "median", {"s0": DU.S8, "s1": DU.U8, "s2": DU.S16, "d": DU.S8}, 45))
+    # long enough for source 2's smaller buffer (`source2_slots`) to show in the request timing
+    out.append(mk("median_long", "median", {"s0": DU.S32, "s1": DU.S32, "s2": DU.S32, "d": DU.S32}, 70))
     out.append(mk("xor", "xor", {"s0": DU.U8, "s1": DU.U8, "d": DU.U8}, 61))
     out.append(mk("inv", "inv", {"s0": DU.U8, "s1": DU.U8, "d": DU.U8}, 23))
     out.append(mk("nsr", "nsr", {"s0": DU.S32, "s1": DU.U8, "d": DU.S16}, 19, rnd=1, sat=1))
