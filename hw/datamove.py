@@ -101,6 +101,7 @@ from xdsa.golden.isa import DataUnit, Fault
 from . import fields as F
 from .bus import engine_answer_states, engine_members, write_request_layout
 from .reg_queue import RegQueue
+from .wide_mux import select_word
 
 __all__ = ["OPCODES", "DataMoveEngine"]
 
@@ -725,7 +726,7 @@ class DataMoveEngine(wiring.Component):
         m.d.comb += [sc.take.eq(r_take), dc.take.eq(w_take)]
 
         rsp_off = Signal(lR)                        # the byte of interest in the next response
-        rsp_byte = self.rd.rsp.payload.word_select(rsp_off, 8)
+        rsp_byte = select_word(m, self.rd.rsp.payload, rsp_off, 8, "rsp_byte", platform)
 
         # --- byte-stream path -----------------------------------------------------------------
         # A circular buffer of C = 4 * lanes bytes between the reader and the writer:
@@ -813,8 +814,8 @@ class DataMoveEngine(wiring.Component):
             p_gb = Signal(lC)                       # the buffer slot of the chunk's first row byte
             with m.If(st_wr):
                 m.d.sync += p_gb.eq((rptr - w_addr[:lL])[:lC])
-            blk0 = buf.word_select(p_gb[lL:], 8 * L)
-            blk1 = buf.word_select((p_gb[lL:] + 1)[:2], 8 * L)
+            blk0 = select_word(m, buf, p_gb[lL:], 8 * L, "blk0", platform)
+            blk1 = select_word(m, buf, (p_gb[lL:] + 1)[:2], 8 * L, "blk1", platform)
             g = _shr_bytes(Cat(blk0, blk1), p_gb[:lL])[:8 * L]
             # bytes outside the enables are zero (the memory's write data are defined)
             be_bits = Cat(*(be_b.replicate(8) for be_b in wr_be))

@@ -30,8 +30,8 @@ Microarchitecture
 * **Stages.** Issue (registered lane addresses, the read request); response (the
   row goes into the caches of the lanes that asked for it, one cycle after the
   request, as bus.py guarantees); extract (per lane the byte out of the cached row
-  into the element being assembled; the last byte completes ``out``,
-  combinationally). ``out`` has no back-pressure.
+  into the element being assembled, on the ECP5 through `hw.wide_mux`; the last
+  byte completes ``out``, combinationally). ``out`` has no back-pressure.
 
 Latency: 3 cycles from the ``req`` transfer to ``out_valid`` for 8-bit elements
 needing at most one read per beat (read port always ready), one more per extra
@@ -47,6 +47,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from .bus import ReadPort, row_addr_bits
+from .wide_mux import select_word
 
 __all__ = ["VectorGather", "gather_request"]
 
@@ -206,7 +207,7 @@ class VectorGather(wiring.Component):
         vb = self.value_bits
         for i in range(n):
             byte = Signal(8, name=f"byte_{i}")
-            m.d.comb += byte.eq(cache[i].word_select(s2_off[i], 8))
+            m.d.comb += byte.eq(select_word(m, cache[i], s2_off[i], 8, f"bytesel_{i}", platform))
             if MB > 1:
                 with m.If(s2_beat & ~s2_last):
                     for b in range(MB - 1):

@@ -37,7 +37,7 @@ from .config import CoreConfig
 from .uart import baud_divisor
 from .unit_top import UNITS, UnitTop, check_unit
 
-__all__ = ["Target", "TARGETS", "LUT_MAPPERS", "get_target", "ice40_synth_options", "SynthTop", "run_flow", "SynthFailure", "analyse",
+__all__ = ["Target", "TARGETS", "LUT_MAPPERS", "get_target", "ice40_synth_options", "SynthTop", "FlowPlatform", "run_flow", "SynthFailure", "analyse",
            "report_markdown", "format_summary", "parse_utilisation", "parse_critical_paths"]
 
 
@@ -120,6 +120,14 @@ class SynthTop(wiring.Component):
         m.submodules.bridged = top = BridgedCore(self.config, self.divisor)
         m.d.comb += [top.rx.eq(self.rx), self.tx.eq(top.tx)]
         return m
+
+
+class FlowPlatform:
+    """What the design is told it is elaborated for in this flow (no I/O, no clock
+    constraints; only the FPGA family, which `hw.wide_mux` maps for)."""
+
+    def __init__(self, family):
+        self.family = family
 
 
 # --- running the tools ----------------------------------------------------------------------
@@ -338,7 +346,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
                          f"bits), so (its {top.out_bits} output bits, registered, XOR-folded)")
     top_il = os.path.join(out_dir, "top.il")
     with open(top_il, "w") as f:
-        f.write(rtlil.convert(top, name="top", emit_src=False))
+        f.write(rtlil.convert(top, name="top", emit_src=False, platform=FlowPlatform(target.family)))
     times["elaborate"] = round(time.monotonic() - t0, 1)
 
     with open(os.path.join(out_dir, "synth.ys"), "w") as f:
