@@ -175,15 +175,19 @@ class MatrixEngine(wiring.Component):
             m.d.comb += [gb.req.valid.eq(dr.preq.valid), gb.req.payload.eq(dr.preq.payload),
                          dr.preq.ready.eq(gb.req.ready)]
 
-        # --- weight banks: FREE -> LOADING (loader) -> READY (last vector in) -> FREE (pass issued)
+        # --- weight banks: FREE -> LOADING (loader) -> READY (last vector in) -> FREE (pass issued).
+        # A bank is a tag: its tile goes into the array's shadow weights, and the pass's first
+        # vector swaps it in, PE by PE. `swapping[b]`: tile b is being loaded into the shadows or
+        # some PE has not swapped it in yet (until a vector tagged b leaves the array); the
+        # shadows take the next tile only after that.
         FREE, LOADING, READY = 0, 1, 2
         wstate = [Signal(2, name=f"wbank{b}_state") for b in range(2)]
-        inflight = [Signal(range(pb + 64), name=f"wbank{b}_inflight") for b in range(2)]
+        swapping = [Signal(name=f"wbank{b}_swapping") for b in range(2)]
         pad_bank = [[Signal(signed(OP_BITS), name=f"pad{b}_{i}") for i in range(n)] for b in range(2)]
         bside = gb.out_side
         for b in range(2):
             m.d.comb += [agu.w_ready[b].eq(wstate[b] == READY),
-                         wl.w_free[b].eq((wstate[b] == FREE) & (inflight[b] == 0))]
+                         wl.w_free[b].eq((wstate[b] == FREE) & ~swapping[1 - b])]
             with m.If(wl.w_load[b]):
                 m.d.sync += wstate[b].eq(LOADING)
             with m.If(gb.out_valid & (bside.kind != KIND_PARAM) & bside.last & (bside.bank == b)):
@@ -194,7 +198,7 @@ class MatrixEngine(wiring.Component):
                 m.d.sync += [pad_bank[b][i].eq(gb.out_vals[i]) for i in range(n)]
         m.d.comb += [
             arr.w_we.eq(gb.out_valid & (bside.kind == KIND_WEIGHT)),
-            arr.w_bank.eq(bside.bank), arr.w_col.eq(bside.col),
+            arr.w_col.eq(bside.col),
         ]
         for i in range(n):
             m.d.comb += arr.w_data[i].eq(gb.out_vals[i])
@@ -211,7 +215,7 @@ class MatrixEngine(wiring.Component):
         for i in range(n):
             pad = Mux(f.padding_mode == 1, Mux(aside.wbank, pad_bank[1][i], pad_bank[0][i]), pad_imm)
             m.d.comb += arr.x[i].eq(Mux(ga.out_valid, Mux(aside.fill[i], pad, ga.out_vals[i]), 0))
-        m.d.comb += arr.x_bank.eq(aside.wbank)
+        m.d.comb += [arr.x_bank.eq(aside.wbank), arr.x_valid.eq(ga.out_valid)]
 
         # the vector's bookkeeping follows it through the array
         SB = data.StructLayout({"valid": 1, "wbank": 1, "abank": 1, "idx": lpb, "first": 1, "last": 1,
@@ -226,11 +230,11 @@ class MatrixEngine(wiring.Component):
             m.d.sync += d.eq(sb)
             sb = d
 
-        issued = agu.req.valid & agu.req.ready
         for b in range(2):
-            inc = issued & (agu.req.payload.side.wbank == b)
-            dec = sb.valid & (sb.wbank == b)
-            m.d.sync += inflight[b].eq(inflight[b] + inc - dec)
+            with m.If(wl.w_load[b]):
+                m.d.sync += swapping[b].eq(1)
+            with m.Elif(sb.valid & (sb.wbank == b)):        # every PE has swapped tile b in
+                m.d.sync += swapping[b].eq(0)
 
         # --- accumulate ------------------------------------------------------------------------
         s_sums = Signal(data.ArrayLayout(signed(arr.psum_width), n))
@@ -293,7 +297,7 @@ class MatrixEngine(wiring.Component):
         m.d.comb += self.done.payload.fault.eq(fault)
         start = Signal()
         m.d.comb += [agu.start.eq(start), wl.start.eq(start), dr.start.eq(start),
-                     ga.flush.eq(start), gb.flush.eq(start)]
+                     ga.flush.eq(start), gb.flush.eq(start), arr.w_flush.eq(start)]
         finished = (agu.done & wl.done & (dr.drained == agu.blocks) & ~dr.busy & ~wrt.busy
                     & (astate[0] == AFREE) & (astate[1] == AFREE))
         with m.FSM(name="ctl"):
@@ -308,8 +312,8 @@ class MatrixEngine(wiring.Component):
                         m.next = "FINISH"
                     with m.Else():
                         m.d.comb += start.eq(1)
-                        m.d.sync += [wstate[0].eq(FREE), wstate[1].eq(FREE), inflight[0].eq(0),
-                                     inflight[1].eq(0), astate[0].eq(AFREE), astate[1].eq(AFREE)]
+                        m.d.sync += [wstate[0].eq(FREE), wstate[1].eq(FREE), swapping[0].eq(0),
+                                     swapping[1].eq(0), astate[0].eq(AFREE), astate[1].eq(AFREE)]
                         m.next = "RUN"
             with m.State("RUN"):
                 with m.If(finished):

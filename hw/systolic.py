@@ -3,41 +3,49 @@
 `SystolicArray(n)` is an ``n x n`` grid of processing elements ``pe_<r>_<c>``
 (`ProcessingElement`). Row ``r`` is reduction lane ``r`` (one input channel of
 the current tile), column ``c`` is kernel lane ``c`` (one output channel). Each
-PE holds two weights (banks 0 and 1: the tile in use and the next one, loaded
-while the array computes), multiplies the activation entering it by the weight
-of the bank that activation is tagged with, adds the partial sum coming from the
-PE above and registers the sum; it passes the activation (with its bank tag) to
-the PE on its right.
+PE holds two weights: the *active* one (``wa``), which it multiplies the
+activation entering it by, and the *shadow* (``ws``), which receives the next
+tile while the array computes. It adds the partial sum coming from the PE above,
+registers the sum and passes the activation, its weight-bank tag and its valid
+bit to the PE on its right.
 
 Dataflow (all registers; cycle model in golden/cycle/systolic.py):
 
-* input: one activation vector ``x`` (``n`` operands, one per row) and its
-  weight-bank tag ``x_bank`` per cycle; a vector that carries no work is all
-  zeros (it adds nothing). Row ``r`` enters through a skew chain of ``r``
-  registers, so PE(r, c) sees the vector entered at cycle t at cycle
-  ``t + r + c``;
-* partial sums flow down the columns: PE(r, c) registers
-  ``psum(r-1, c) + a * w[bank]`` (``psum(-1, c) = 0``);
-* output: column ``c``'s sum leaves PE(n-1, c) at ``t + n + c`` and goes through a
-  deskew chain of ``n - 1 - c`` registers, so ``sums`` holds all ``n`` column sums
-  of the vector entered at cycle t at cycle ``t + LATENCY``, ``LATENCY = 2n - 1``;
-* weights: ``w_we`` writes ``w_data`` (one weight per row) into column ``w_col``
-  of bank ``w_bank`` at the clock edge. A bank may be written while vectors
-  tagged with the other bank flow through the array; the caller must not write
-  a bank that in-flight vectors still use (the engine counts them).
+* input: one activation vector ``x`` (``n`` operands, one per row) per cycle, with
+  its weight-bank tag ``x_bank`` and ``x_valid``; a vector that carries no work is
+  all zeros (it adds nothing) and not valid. Row ``r`` enters through ``r + 1``
+  registers (an input register and the skew), so PE(r, c) sees the vector entered
+  at cycle t at cycle ``t + 1 + r + c``;
+* partial sums flow down the columns: PE(r, c) registers ``psum(r-1, c) + a * wa``
+  (``psum(-1, c) = 0``);
+* output: column ``c``'s sum leaves PE(n-1, c) at ``t + n + 1 + c`` and goes through
+  a deskew chain of ``n - 1 - c`` registers, so ``sums`` holds all ``n`` column sums
+  of the vector entered at cycle t at cycle ``t + LATENCY``, ``LATENCY = 2n``;
+* weights: ``w_we`` writes ``w_data`` (one weight per row) into the shadows of
+  column ``w_col`` at the clock edge. A PE copies its shadow into its active
+  weight (a *swap*) at the edge before a valid vector whose tag differs from the
+  tag of its active weight reaches it (it sees that vector one register ahead:
+  the input of its left neighbour), or before the first valid vector after
+  ``w_flush`` (which marks every active weight stale). So a tile written into the
+  shadows is swapped in by the first vector tagged with the next bank, PE by PE
+  along the wavefront, with no bubble; the caller must not write the shadows again
+  until that vector has passed the last PE (the engine waits for it to leave the
+  array), and tags the passes of one instruction 0, 1, 0, ...
 
+The two weights of a PE are registers that feed nothing but the multiplier and
+each other (no bank multiplexer: on ECP5 that multiplexer was 17 LUT4s per PE).
 Operands are ``OP_BITS`` = 17-bit signed values, which holds every s8, u8, s16
 and u16 element exactly (one 18 x 18 multiplier per PE, a MULT18X18 block on
 ECP5). Products are below 2**32 in magnitude for those operand ranges, so a
 column sum of ``n`` products fits ``psum_bits(n) = 33 + ceil(log2 n)`` bits
 (wider values wrap, which the engine never produces).
 
-Latency: ``2n - 1`` cycles from ``x`` to ``sums``. Throughput: one vector per cycle,
+Latency: ``2n`` cycles from ``x`` to ``sums``. Throughput: one vector per cycle,
 ``n * n`` multiply-accumulates per cycle, with no bubble between vectors of
-different banks (the bank switch travels with the data).
+different banks (the swap travels with the data).
 """
 
-from amaranth.hdl import Module, Mux, Signal, signed
+from amaranth.hdl import Module, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
@@ -53,37 +61,48 @@ def psum_bits(n: int) -> int:
 
 
 class ProcessingElement(wiring.Component):
-    """One multiply-accumulate cell: registers the activation, its bank tag and
-    ``psum_in + a_in * w[bank_in]``; ``we`` (one bit per bank) loads ``w_data``.
-    Latency 1 cycle, one MAC per cycle."""
+    """One multiply-accumulate cell: registers the activation, its bank tag and valid
+    bit and ``psum_in + a_in * wa``; ``we`` loads the shadow ``ws`` from ``w_data``;
+    ``next_valid``/``next_bank`` describe the vector that enters next cycle (the
+    swap rule of the module docstring); ``flush`` marks ``wa`` stale. Latency 1
+    cycle, one MAC per cycle."""
 
     def __init__(self, psum_width: int):
         self.psum_width = psum_width
         super().__init__({
             "a_in": In(signed(OP_BITS)),
             "bank_in": In(1),
+            "valid_in": In(1),
+            "next_bank": In(1),
+            "next_valid": In(1),
             "psum_in": In(signed(psum_width)),
-            "we": In(2),
+            "we": In(1),
             "w_data": In(signed(OP_BITS)),
+            "flush": In(1),
             "a": Out(signed(OP_BITS)),
             "bank": Out(1),
+            "valid": Out(1),
             "psum": Out(signed(psum_width)),
-            "w0": Out(signed(OP_BITS)),
-            "w1": Out(signed(OP_BITS)),
+            "ws": Out(signed(OP_BITS)),
+            "wa": Out(signed(OP_BITS)),
+            "wtag": Out(1),                 # the bank tag of wa
+            "wok": Out(1),                  # wa holds a tile of this instruction
         })
 
     def elaborate(self, platform):
         m = Module()
-        w = Mux(self.bank_in, self.w1, self.w0)
         m.d.sync += [
             self.a.eq(self.a_in),
             self.bank.eq(self.bank_in),
-            self.psum.eq(self.psum_in + self.a_in * w),
+            self.valid.eq(self.valid_in),
+            self.psum.eq(self.psum_in + self.a_in * self.wa),
         ]
-        with m.If(self.we[0]):
-            m.d.sync += self.w0.eq(self.w_data)
-        with m.If(self.we[1]):
-            m.d.sync += self.w1.eq(self.w_data)
+        with m.If(self.we):
+            m.d.sync += self.ws.eq(self.w_data)
+        with m.If(self.flush):
+            m.d.sync += self.wok.eq(0)
+        with m.Elif(self.next_valid & (~self.wok | (self.next_bank != self.wtag))):
+            m.d.sync += [self.wa.eq(self.ws), self.wtag.eq(self.next_bank), self.wok.eq(1)]
         return m
 
 
@@ -91,7 +110,7 @@ class SystolicArray(wiring.Component):
     """An ``n x n`` weight-stationary array (see the module docstring).
 
     ``pes[r][c]`` is PE(r, c) (submodule ``pe_<r>_<c>``); tests read its ``a``,
-    ``bank``, ``psum``, ``w0`` and ``w1`` registers."""
+    ``bank``, ``valid``, ``psum``, ``ws``, ``wa``, ``wtag`` and ``wok`` registers."""
 
     def __init__(self, n: int):
         if not isinstance(n, int) or n < 1:
@@ -102,16 +121,17 @@ class SystolicArray(wiring.Component):
         super().__init__({
             "x": In(data.ArrayLayout(signed(OP_BITS), n)),
             "x_bank": In(1),
+            "x_valid": In(1),
             "w_we": In(1),
-            "w_bank": In(1),
             "w_col": In(range(n)),
             "w_data": In(data.ArrayLayout(signed(OP_BITS), n)),
+            "w_flush": In(1),
             "sums": Out(data.ArrayLayout(signed(self.psum_width), n)),
         })
 
     @property
     def latency(self) -> int:
-        return 2 * self.n - 1
+        return 2 * self.n
 
     def elaborate(self, platform):
         m = Module()
@@ -120,31 +140,32 @@ class SystolicArray(wiring.Component):
             for c in range(n):
                 m.submodules[f"pe_{r}_{c}"] = self.pes[r][c]
 
-        # weight write enables, one pair per column
-        we = []
-        for c in range(n):
-            col_we = Signal(2, name=f"we_col{c}")
-            hit = self.w_we & (self.w_col == c)
-            m.d.comb += col_we.eq(Mux(hit, Mux(self.w_bank, 0b10, 0b01), 0))
-            we.append(col_we)
-
         for r in range(n):
-            # skew: row r enters through r registers
-            a, bank = self.x[r], self.x_bank
-            for k in range(r):
+            # row r enters through r + 1 registers (input register, then the skew); `nxt` is
+            # what the last of them takes in: the vector PE(r, 0) sees next cycle
+            a, bank, valid = self.x[r], self.x_bank, self.x_valid
+            nxt = (bank, valid)
+            for k in range(r + 1):
+                nxt = (bank, valid)
                 a_d = Signal(signed(OP_BITS), name=f"skew_{r}_{k}")
                 b_d = Signal(name=f"skew_bank_{r}_{k}")
-                m.d.sync += [a_d.eq(a), b_d.eq(bank)]
-                a, bank = a_d, b_d
+                v_d = Signal(name=f"skew_valid_{r}_{k}")
+                m.d.sync += [a_d.eq(a), b_d.eq(bank), v_d.eq(valid)]
+                a, bank, valid = a_d, b_d, v_d
             for c in range(n):
                 pe = self.pes[r][c]
-                left = (a, bank) if c == 0 else (self.pes[r][c - 1].a, self.pes[r][c - 1].bank)
+                if c == 0:
+                    left, ahead = (a, bank, valid), nxt
+                else:
+                    lp = self.pes[r][c - 1]
+                    left, ahead = (lp.a, lp.bank, lp.valid), (lp.bank_in, lp.valid_in)
                 m.d.comb += [
-                    pe.a_in.eq(left[0]),
-                    pe.bank_in.eq(left[1]),
+                    pe.a_in.eq(left[0]), pe.bank_in.eq(left[1]), pe.valid_in.eq(left[2]),
+                    pe.next_bank.eq(ahead[0]), pe.next_valid.eq(ahead[1]),
                     pe.psum_in.eq(0 if r == 0 else self.pes[r - 1][c].psum),
-                    pe.we.eq(we[c]),
+                    pe.we.eq(self.w_we & (self.w_col == c)),
                     pe.w_data.eq(self.w_data[r]),
+                    pe.flush.eq(self.w_flush),
                 ]
 
         for c in range(n):

@@ -3,19 +3,24 @@
 `SystolicModel(n)` holds the same registers as the RTL, updated by the same rules
 at every clock edge, as numpy arrays:
 
-* ``skew[r]``: row r's skew chain, ``r`` (activation, bank) registers; row r's
-  input to PE(r, 0) is the last of them (row 0 takes ``x[0]`` directly);
-* per PE(r, c): ``a[r, c]`` and ``bank[r, c]`` (the activation and its bank tag,
-  passed right), ``psum[r, c]`` (``psum[r-1, c] + a_in * w[bank_in, r, c]``,
-  wrapped to ``psum_bits`` two's complement), ``w[0, r, c]`` and ``w[1, r, c]``
-  (the two weight banks);
+* ``skew[r]``: row r's input chain, ``r + 1`` (activation, bank, valid) registers
+  (an input register and the skew); PE(r, 0) takes the last of them, and the one
+  before it (or the array's input, for row 0) is the vector it sees next cycle;
+* per PE(r, c): ``a[r, c]``, ``bank[r, c]`` and ``valid[r, c]`` (the activation,
+  its bank tag and valid bit, passed right), ``psum[r, c]`` (``psum[r-1, c] + a_in *
+  wa[r, c]``, wrapped to ``psum_bits`` two's complement), ``ws[r, c]`` (the shadow
+  weight, written by ``w_we`` for column ``w_col``), ``wa[r, c]`` (the active
+  weight), ``wtag[r, c]`` (its bank tag) and ``wok[r, c]`` (it holds a tile loaded
+  since ``w_flush``). The swap: when the vector that reaches PE(r, c) next cycle
+  is valid and its tag differs from ``wtag`` (or ``wok`` is 0), ``wa`` takes ``ws``,
+  ``wtag`` the tag and ``wok`` 1 (``w_flush`` instead clears ``wok``);
 * ``deskew[c]``: column c's ``n - 1 - c`` output registers; ``sums()`` is the
-  deskewed output, the column sums of the vector that entered ``2n - 1`` cycles
+  deskewed output, the column sums of the vector that entered ``2n`` cycles
   earlier.
 
 The skewed wavefront: the vector entered at cycle t reaches PE(r, c) at cycle
-``t + r + c`` (its ``a``/``psum`` registers hold its values from cycle
-``t + r + c + 1``). `reference` computes what the array must output for a sequence
+``t + 1 + r + c`` (its ``a``/``psum`` registers hold its values from cycle
+``t + 2 + r + c``). `reference` computes what the array must output for a sequence
 of inputs without modelling any register (an independent check of the model).
 """
 
@@ -45,52 +50,61 @@ class SystolicModel:
     def __init__(self, n: int):
         self.n = n
         self.bits = psum_bits(n)
-        self.a = np.zeros((n, n), dtype=np.int64)
-        self.bank = np.zeros((n, n), dtype=np.int64)
-        self.psum = np.zeros((n, n), dtype=np.int64)
-        self.w = np.zeros((2, n, n), dtype=np.int64)
-        self.skew = [[(0, 0)] * r for r in range(n)]
+        z = lambda: np.zeros((n, n), dtype=np.int64)       # noqa: E731
+        self.a, self.bank, self.valid, self.psum = z(), z(), z(), z()
+        self.ws, self.wa, self.wtag, self.wok = z(), z(), z(), z()
+        self.skew = [[(0, 0, 0)] * (r + 1) for r in range(n)]
         self.deskew = [[0] * (n - 1 - c) for c in range(n)]
 
     @property
     def latency(self) -> int:
-        return 2 * self.n - 1
+        return 2 * self.n
 
     def sums(self) -> np.ndarray:
         n = self.n
         return np.array([self.deskew[c][-1] if self.deskew[c] else self.psum[n - 1, c]
                          for c in range(n)], dtype=np.int64)
 
-    def step(self, x, x_bank=0, w_we=0, w_bank=0, w_col=0, w_data=None):
-        """One clock edge with inputs `x` (n operands), `x_bank`, and a weight write of
-        `w_data` (n weights, one per row) into column `w_col` of bank `w_bank` if `w_we`."""
+    def step(self, x, x_bank=0, x_valid=1, w_we=0, w_col=0, w_data=None, w_flush=0):
+        """One clock edge with inputs `x` (n operands), `x_bank`, `x_valid`, a write of
+        `w_data` (n weights, one per row) into the shadows of column `w_col` if `w_we`,
+        and `w_flush`."""
         n = self.n
         x = np.asarray(x, dtype=np.int64)
-        # inputs of column 0: row 0 directly, row r from its skew chain
-        a_in0 = np.array([x[0]] + [self.skew[r][-1][0] for r in range(1, n)], dtype=np.int64)
-        b_in0 = np.array([x_bank] + [self.skew[r][-1][1] for r in range(1, n)], dtype=np.int64)
-        a_in = np.concatenate([a_in0[:, None], self.a[:, :-1]], axis=1)
-        b_in = np.concatenate([b_in0[:, None], self.bank[:, :-1]], axis=1)
+        # column 0's inputs: the last register of each row's chain; next cycle's: the one before
+        last = [self.skew[r][-1] for r in range(n)]
+        ahead = [(int(x_bank), int(x_valid)) if r == 0 else self.skew[r][-2][1:] for r in range(n)]
+        col = lambda v: np.array(v, dtype=np.int64)[:, None]          # noqa: E731
+        a_in = np.concatenate([col([v[0] for v in last]), self.a[:, :-1]], axis=1)
+        b_in = np.concatenate([col([v[1] for v in last]), self.bank[:, :-1]], axis=1)
+        v_in = np.concatenate([col([v[2] for v in last]), self.valid[:, :-1]], axis=1)
+        b_next = np.concatenate([col([v[0] for v in ahead]), b_in[:, :-1]], axis=1)
+        v_next = np.concatenate([col([v[1] for v in ahead]), v_in[:, :-1]], axis=1)
         p_in = np.concatenate([np.zeros((1, n), dtype=np.int64), self.psum[:-1, :]], axis=0)
-        w_sel = np.where(b_in == 1, self.w[1], self.w[0])
-        new_psum = _wrap(p_in + a_in * w_sel, self.bits)
+        new_psum = _wrap(p_in + a_in * self.wa, self.bits)
         new_deskew = [([self.psum[n - 1, c]] + self.deskew[c][:-1]) if self.deskew[c] else []
                       for c in range(n)]
-        self.skew = [([(int(x[r]), int(x_bank))] + self.skew[r][:-1]) if r else []
-                     for r in range(n)]
-        self.a, self.bank, self.psum, self.deskew = a_in, b_in, new_psum, new_deskew
+        if w_flush:
+            self.wok = np.zeros((n, n), dtype=np.int64)
+        else:
+            swap = (v_next == 1) & ((self.wok == 0) | (b_next != self.wtag))
+            self.wa = np.where(swap, self.ws, self.wa)
+            self.wtag = np.where(swap, b_next, self.wtag)
+            self.wok = np.where(swap, 1, self.wok)
         if w_we:
-            self.w[w_bank, :, w_col] = np.asarray(w_data, dtype=np.int64)
+            self.ws = self.ws.copy()
+            self.ws[:, w_col] = np.asarray(w_data, dtype=np.int64)
+        self.skew = [[(int(x[r]), int(x_bank), int(x_valid))] + self.skew[r][:-1] for r in range(n)]
+        self.a, self.bank, self.valid, self.psum, self.deskew = a_in, b_in, v_in, new_psum, new_deskew
 
     def state(self) -> dict:
-        """Every PE register: {"a", "bank", "psum", "w0", "w1"} -> (n, n) arrays."""
-        return {"a": self.a.copy(), "bank": self.bank.copy(), "psum": self.psum.copy(),
-                "w0": self.w[0].copy(), "w1": self.w[1].copy()}
+        """Every PE register: {"a", "bank", "valid", "psum", "ws", "wa", "wtag", "wok"} -> (n, n) arrays."""
+        return {k: getattr(self, k).copy() for k in ("a", "bank", "valid", "psum", "ws", "wa", "wtag", "wok")}
 
 
 def reference(weights, xs, banks):
     """The column sums the array outputs for input vectors `xs[t]` tagged `banks[t]`,
-    with ``weights[b]`` the (n, n) bank contents (row = reduction lane, column = kernel)
-    at the time the vector passes: plain matrix-vector products."""
+    with ``weights[b]`` the (n, n) tile of the pass tagged b (row = reduction lane,
+    column = kernel) at the time the vector passes: plain matrix-vector products."""
     return [np.asarray(x, dtype=np.int64) @ np.asarray(weights[b], dtype=np.int64)
             for x, b in zip(xs, banks)]
