@@ -38,12 +38,13 @@ Structure (one unit per file):
   become final in order; a counter per bank tells the drain how many are);
 * `VectorWriter` (hw/matrix_writer.py).
 
-Double buffering: the weight banks of the PEs (tile t + 1 loads while tile t
-computes; the bank tag travels with every vector, so there is no bubble between
-tiles) and the accumulator banks (block b + 1 accumulates while block b drains).
+Double buffering: the PEs' shadow weights (tile t + 1 loads while tile t computes
+from the active ones; the bank tag travels with every vector and swaps the tile
+in PE by PE, so there is no bubble between tiles) and the accumulator banks
+(block b + 1 accumulates while block b drains).
 
 Latency: setup (about 90 cycles), then the first tile load (about N + 4 cycles),
-then the passes; the last block drains after the array (2N - 1 cycles) and the
+then the passes; the last block drains after the array (2N cycles) and the
 accumulator stage. Throughput: N * N MACs per cycle while every activation vector
 needs at most one memory row (NHWC with channels in one row; see
 docs/matrix-unit.md for the measured utilisation).
