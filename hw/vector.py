@@ -76,6 +76,7 @@ from .vector_pipe import BeatPipe
 from .vector_reduce import Reducer
 from .vector_stream import StreamReader, StreamWriter, funnel
 from .vector_swar import LANE_BITS
+from .wide_mux import select_word
 
 __all__ = ["OPCODES", "VectorEngine", "refuses"]
 
@@ -320,7 +321,8 @@ class VectorEngine(wiring.Component):
         ck = Signal(2)                              # the slot being checked
         slot_addr = Signal(64)
         slot_b = Signal(3)
-        m.d.comb += [slot_addr.eq(Cat(*addr).word_select(ck, 64)), slot_b.eq(Cat(*bsel).word_select(ck, 3))]
+        m.d.comb += [slot_addr.eq(select_word(m, Cat(*addr), ck, 64, "slot_addr", platform)),
+                     slot_b.eq(Cat(*bsel).word_select(ck, 3))]
         red_n = Signal(36)                          # reductions: source elements
         red_m = Signal(36)                          # reductions: results
         slot_count = Signal(64)

@@ -38,6 +38,7 @@ from .vector_alu import ALL_KINDS, MAG_KINDS, OCC_BITS, VectorAlu, beat_config_l
 from .vector_convert import exact_from_magnitude
 from .vector_ops import NARROW_KINDS
 from .vector_swar import LANE_BITS, Lanes
+from .wide_mux import select_word
 
 __all__ = ["SplitAlu"]
 
@@ -88,7 +89,7 @@ class SplitAlu(wiring.Component):
                      narrow.cfg.eq(cfg), narrow.it.eq(sub), narrow.step.eq(self.step & ~group_last)]
         for p in PORTS_IN:
             m.d.comb += [getattr(wide, p).eq(getattr(self, p)),
-                         getattr(narrow, p).eq(getattr(self, p).word_select(g, nb))]
+                         getattr(narrow, p).eq(select_word(m, getattr(self, p), g, nb, f"grp_{p}", platform))]
 
         # the narrow path's results in exact mode (flags at the lane MSBs)
         cm = Module()

@@ -46,7 +46,7 @@ def tree_cells(words):
     return 4 * m8 + 2 * m4 + m2, 2 * m8 + m4, m8
 
 
-@pytest.mark.parametrize("words, width", [(32, 8), (64, 8), (8, 16), (16, 3), (128, 1), (4, 16)])
+@pytest.mark.parametrize("words, width", [(32, 8), (64, 8), (8, 16), (16, 3), (128, 1), (4, 16), (4, 64)])
 def test_ecp5_trees_equal_word_select(tmp_path, words, width):
     generic = rtlil.convert(Select(words, width), name="gold")
     ecp5 = rtlil.convert(Select(words, width), name="gate", platform=FlowPlatform("ecp5"))
