@@ -343,9 +343,10 @@ def board_platform(board):
     return board.platform_class()()
 
 
-def run_logged(cmd, cwd, log_path, what, log=print, env=None, heartbeat=30.0):
+def run_logged(cmd, cwd, log_path, what, log=print, env=None, heartbeat=30.0, time_limit=None):
     """Run `cmd` in `cwd` with its output in `log_path`, printing progress through `log`
-    every `heartbeat` seconds; returns (exit status, seconds)."""
+    every `heartbeat` seconds; returns (exit status, seconds). With `time_limit`
+    (seconds), a command still running then is stopped and the exit status is None."""
     import subprocess
     import time
     t0 = time.monotonic()
@@ -353,8 +354,14 @@ def run_logged(cmd, cwd, log_path, what, log=print, env=None, heartbeat=30.0):
     with open(log_path, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env)
         while True:
+            left = None if time_limit is None else time_limit - (time.monotonic() - t0)
             try:
-                rc = proc.wait(timeout=heartbeat)
+                if left is not None and left <= 0:
+                    proc.kill()
+                    proc.wait()
+                    rc = None
+                    break
+                rc = proc.wait(timeout=heartbeat if left is None else min(heartbeat, left))
                 break
             except subprocess.TimeoutExpired:
                 log(f"[{what}] still running ({time.monotonic() - t0:.0f} s)")
@@ -363,7 +370,10 @@ def run_logged(cmd, cwd, log_path, what, log=print, env=None, heartbeat=30.0):
                 proc.wait()
                 raise
     elapsed = time.monotonic() - t0
-    log(f"[{what}] done in {elapsed:.0f} s" + (f" (exit status {rc})" if rc else ""))
+    if rc is None:
+        log(f"[{what}] stopped after {elapsed:.0f} s (time limit)")
+    else:
+        log(f"[{what}] done in {elapsed:.0f} s" + (f" (exit status {rc})" if rc else ""))
     return rc, elapsed
 
 

@@ -132,11 +132,13 @@ class FlowPlatform:
 
 # --- running the tools ----------------------------------------------------------------------
 
-def _run(cmd, log_path, what, log, env):
-    return run_logged(cmd, os.path.dirname(log_path), log_path + ".out", f"synth: {what}", log, env)
+def _run(cmd, log_path, what, log, env, time_limit=None):
+    return run_logged(cmd, os.path.dirname(log_path), log_path + ".out", f"synth: {what}", log, env,
+                      time_limit=time_limit)
 
 
 LUT_MAPPERS = ("abc9", "abc")
+DEFAULT_TIME_LIMIT_MIN = 120   # place and route stopped after this (None or 0: no limit)
 BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
 
 
@@ -311,13 +313,15 @@ def _percent(used, avail):
 
 
 def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=False, luts="abc9", unit=None,
-             log=print):
+             time_limit_min=DEFAULT_TIME_LIMIT_MIN, log=print):
     """Synthesise, place and route `SynthTop(config)` -- or, with `unit`, that unit
     of the core alone (`hw.unit_top.UnitTop`) -- for `target` (a `Target` or a
     name) at `freq_mhz`, mapping LUTs with `luts` ("abc9": yosys's timing-driven
-    default, "abc": abc -lut 4); write the reports and return the report dict. Raises
-    `SynthFailure` (after writing the reports) when the design does not fit or
-    misses the frequency, `RuntimeError` when a tool fails otherwise."""
+    default, "abc": abc -lut 4); write the reports and return the report dict. Place
+    and route is stopped after `time_limit_min` minutes (None or 0: no limit), which
+    fails the run with how far nextpnr got and its placement estimate. Raises
+    `SynthFailure` (after writing the reports) when the design does not fit, misses
+    the frequency or is stopped, `RuntimeError` when a tool fails otherwise."""
     from amaranth.back import rtlil
     if isinstance(target, str):
         target = get_target(target)
@@ -367,7 +371,9 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
         if os.path.exists(os.path.join(out_dir, stale)):
             os.remove(os.path.join(out_dir, stale))
     rc, times["nextpnr"] = _run(cmd, os.path.join(out_dir, "nextpnr.log"),
-                                f"{os.path.basename(nextpnr)} place and route (minutes)", log, env)
+                                f"{os.path.basename(nextpnr)} place and route (minutes)", log, env,
+                                time_limit=60 * time_limit_min if time_limit_min else None)
+    report["time_limit_min"] = time_limit_min or None
     report["times_s"] = {k: round(v, 1) for k, v in times.items()}
     log_text = _read(os.path.join(out_dir, "nextpnr.log")) + _read(os.path.join(out_dir, "nextpnr.log.out"))
     npr = None
@@ -389,7 +395,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
 
 
 def analyse(report, target, freq, rc, log_text, npr, cells):
-    """Fill `report` from nextpnr's exit status `rc`, its log text, its ``--report``
+    """Fill `report` from nextpnr's exit status `rc` (None: stopped at the time limit), its log text, its ``--report``
     JSON `npr` (None if it wrote none) and the yosys cell counts: ``resources``,
     ``fits``, ``fmax``, ``critical_paths``, ``timing_met``, ``pass`` and ``failure``."""
     resources = _resources(target, parse_utilisation(log_text), cells)
@@ -399,6 +405,8 @@ def analyse(report, target, freq, rc, log_text, npr, cells):
     # near 100 % of the comb cells): the design does not fit either
     unplaceable = rc != 0 and not over and re.search(r"^ERROR: Unable to find legal placement", log_text, re.M)
     report["fits"] = not over and not unplaceable
+    if rc is None:                              # stopped at the time limit
+        return _stopped(report, freq, log_text)
     if rc == 0 and npr is not None:
         fmax = {clk: {"achieved_mhz": round(v["achieved"], 2), "constraint_mhz": round(v["constraint"], 2)}
                 for clk, v in npr.get("fmax", {}).items()}
@@ -430,6 +438,31 @@ def analyse(report, target, freq, rc, log_text, npr, cells):
                                     if fullest else ""))
         else:
             report["failure"] = f"nextpnr failed: {err[-1] if err else f'exit status {rc}'}"
+    return report
+
+
+def _stopped(report, freq, log_text):
+    """`analyse` for a run stopped at its time limit: how far nextpnr got and, once it
+    has placed the design, its placement estimate per clock (``placement_estimate``)."""
+    report["pass"] = False
+    report["timing_met"] = None
+    limit = report.get("time_limit_min")
+    during = f"stopped after {limit:g} min (the time limit)" if limit else "stopped at the time limit"
+    routing = re.search(r"^Info: Routing (\d+) arcs\.", log_text, re.M)
+    placed = _fmax_from_log(log_text) if routing or "Routing globals" in log_text else {}
+    report["placement_estimate"] = {clk: {"estimate_mhz": round(a, 2), "constraint_mhz": round(c, 2)}
+                                    for clk, (a, c) in placed.items()}
+    if routing:
+        left = re.findall(r"^Info:\s+\d+ \|\s+\d+\s+\d+ \|\s+\d+\s+\d+ \|\s+(\d+)\|", log_text, re.M)
+        during += f" while routing ({left[-1] if left else '?'} of {routing.group(1)} arcs left)"
+    elif "Running simulated annealing placer" in log_text or "HeAP Placer Time" in log_text:
+        during += " while refining the placement"
+    else:
+        during += " while placing"
+    if placed:
+        clk, (mhz, _) = min(placed.items(), key=lambda kv: kv[1][0])
+        during += f"; placement estimate {mhz:g} MHz for clock {clk}, {freq:g} MHz requested"
+    report["failure"] = during
     return report
 
 

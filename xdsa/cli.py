@@ -369,7 +369,7 @@ def _bench_all(args):
 def cmd_synth(args):
     """Synthesis, place and route of the core + UART bridge for an FPGA; a report.
     Exits 2 when the design does not fit or misses the frequency."""
-    from xdsa.hw.synth import SynthFailure, format_summary, get_target, run_flow
+    from xdsa.hw.synth import DEFAULT_TIME_LIMIT_MIN, SynthFailure, format_summary, get_target, run_flow
     config = _config(args.config)
     try:
         target = get_target(args.target)
@@ -377,12 +377,16 @@ def cmd_synth(args):
         raise UserError(str(e)) from None
     if args.freq is not None and args.freq <= 0:
         raise UserError(f"--freq must be positive, not {args.freq}")
+    if args.time_limit is not None and args.time_limit < 0:
+        raise UserError(f"--time-limit must be a number of minutes (0: no limit), not {args.time_limit:g}")
+    time_limit = DEFAULT_TIME_LIMIT_MIN if args.time_limit is None else args.time_limit
 
     def progress(msg):
         print(msg, file=sys.stderr, flush=True)
     try:
         report = run_flow(config, target, freq_mhz=args.freq, out_dir=args.output, seed=args.seed,
-                          breakdown=args.breakdown, luts=args.luts, unit=args.unit, log=progress)
+                          breakdown=args.breakdown, luts=args.luts, unit=args.unit,
+                          time_limit_min=time_limit, log=progress)
     except SynthFailure as e:
         print(format_summary(e.report))
         print(f"xdsa synth: {e}", file=sys.stderr)
@@ -487,6 +491,9 @@ def build_parser():
     y.add_argument("--luts", choices=["abc9", "abc"], default="abc9",
                    help="LUT mapping: abc9 (timing-driven, yosys's default) or abc (abc -lut 4: "
                         "fewer LUTs on ECP5, faster)")
+    y.add_argument("--time-limit", type=float, default=None, metavar="MIN",
+                   help="stop place and route after MIN minutes and fail with how far it got and the placement "
+                        "estimate (default: 120; 0: no limit)")
     y.add_argument("--unit", default=None,
                    help="place and route one unit of the core alone instead (fetch, loader, datamove, vector, "
                         "matrix): its area and its own critical path; output in build/CONFIG-TARGET-UNIT")

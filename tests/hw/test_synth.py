@@ -144,6 +144,53 @@ def test_cli_synth_rejects_bad_arguments(capsys):
     assert "unknown target 'virtex'" in capsys.readouterr().err
     assert cli.main(["synth", "--config", "huge"]) == 1
     assert cli.main(["synth", "--freq", "-5"]) == 1
+    assert cli.main(["synth", "--time-limit", "-1"]) == 1
+    assert "--time-limit must be a number of minutes (0: no limit), not -1" in capsys.readouterr().err
+
+
+# a place and route stopped while routing (the analytic placer's estimate is in the log)
+LOG_STOPPED = LOG_UNPLACEABLE.split("Info: Running main")[0] + """\
+Info: HeAP Placer Time: 865.82s
+Info: Running simulated annealing placer for refinement.
+Info: Max frequency for clock '$glbnet$clk$TRELLIS_IO_IN': 10.49 MHz (FAIL at 100.00 MHz)
+Info: Routing globals...
+Info: Routing 318505 arcs.
+Info:            |   (re-)routed arcs  |   delta    | remaining|       time spent     |
+Info:    IterCnt |  w/ripup   wo/ripup |  w/r  wo/r |      arcs| batch(sec) total(sec)|
+Info:      83000 |    25650      57349 |  569   431 |    298563|     170.76     430.74|
+Info:      84000 |    26214      57785 |  564   436 |    298663|     328.47     759.21|
+"""
+
+
+def test_analyse_stopped_run():
+    """A run stopped at its time limit fails with how far nextpnr got and, once placed,
+    its placement estimate; the design fits."""
+    cells = {"LUT4": 67201, "CCU2C": 6648, "TRELLIS_FF": 34240}
+    r = analyse({"time_limit_min": 120}, TARGETS["ecp5-85k"], 100.0, None, LOG_STOPPED, None, cells)
+    assert r["fits"] and not r["pass"] and r["timing_met"] is None
+    assert r["failure"] == ("stopped after 120 min (the time limit) while routing (298663 of 318505 arcs left); "
+                            "placement estimate 10.49 MHz for clock $glbnet$clk$TRELLIS_IO_IN, 100 MHz requested")
+    assert r["placement_estimate"] == {"$glbnet$clk$TRELLIS_IO_IN": {"estimate_mhz": 10.49, "constraint_mhz": 100.0}}
+    placing = LOG_UNPLACEABLE.split("ERROR")[0]
+    head = {"config": "base", "target": "ecp5-85k", "device": "d", "top": "t", "requested_mhz": 100.0,
+            "out_dir": "build/x", "time_limit_min": 0.5}
+    r = analyse(head, TARGETS["ecp5-85k"], 100.0, None, placing, None, cells)
+    assert r["failure"] == "stopped after 0.5 min (the time limit) while placing" and not r["placement_estimate"]
+    assert "stopped after 0.5 min" in format_summary(r) and "stopped after 0.5 min" in report_markdown(r)
+
+
+def test_run_logged_time_limit(tmp_path):
+    """A command still running at the time limit is stopped: exit status None, soon after."""
+    import sys
+    from xdsa.hw.boards import run_logged
+    msgs = []
+    rc, secs = run_logged([sys.executable, "-c", "import time; time.sleep(60)"], str(tmp_path),
+                          str(tmp_path / "log"), "sleep", msgs.append, heartbeat=0.2, time_limit=1.0)
+    assert rc is None and 1.0 <= secs < 20, (rc, secs)
+    assert msgs[-1].startswith("[sleep] stopped after")
+    rc, _ = run_logged([sys.executable, "-c", "pass"], str(tmp_path), str(tmp_path / "log"), "quick", msgs.append,
+                       time_limit=30)
+    assert rc == 0
 
 
 def test_cli_synth_failure_exits_nonzero(monkeypatch, capsys):
