@@ -37,8 +37,9 @@ from .config import CoreConfig
 from .uart import baud_divisor
 from .unit_top import UNITS, UnitTop, check_unit
 
-__all__ = ["Target", "TARGETS", "LUT_MAPPERS", "get_target", "ice40_synth_options", "SynthTop", "FlowPlatform", "run_flow", "SynthFailure", "analyse",
-           "report_markdown", "format_summary", "parse_utilisation", "parse_critical_paths"]
+__all__ = ["Target", "TARGETS", "LUT_MAPPERS", "DEFAULT_TIME_LIMIT_MIN", "get_target", "ice40_synth_options",
+           "SynthTop", "FlowPlatform", "run_flow", "SynthFailure", "analyse", "report_markdown", "format_summary",
+           "parse_utilisation", "parse_critical_paths"]
 
 
 @dataclass(frozen=True)
@@ -395,9 +396,10 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
 
 
 def analyse(report, target, freq, rc, log_text, npr, cells):
-    """Fill `report` from nextpnr's exit status `rc` (None: stopped at the time limit), its log text, its ``--report``
-    JSON `npr` (None if it wrote none) and the yosys cell counts: ``resources``,
-    ``fits``, ``fmax``, ``critical_paths``, ``timing_met``, ``pass`` and ``failure``."""
+    """Fill `report` from nextpnr's exit status `rc` (None: stopped at the time limit),
+    its log text, its ``--report`` JSON `npr` (None if it wrote none) and the yosys
+    cell counts: ``resources``, ``fits``, ``fmax``, ``critical_paths``, ``timing_met``,
+    ``pass`` and ``failure``."""
     resources = _resources(target, parse_utilisation(log_text), cells)
     report["resources"] = resources
     over = [k for k, r in resources.items() if r["available"] and r["used"] > r["available"]]
