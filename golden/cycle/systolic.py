@@ -50,9 +50,8 @@ class SystolicModel:
     def __init__(self, n: int):
         self.n = n
         self.bits = psum_bits(n)
-        z = lambda: np.zeros((n, n), dtype=np.int64)       # noqa: E731
-        self.a, self.bank, self.valid, self.psum = z(), z(), z(), z()
-        self.ws, self.wa, self.wtag, self.wok = z(), z(), z(), z()
+        for reg in ("a", "bank", "valid", "psum", "ws", "wa", "wtag", "wok"):
+            setattr(self, reg, np.zeros((n, n), dtype=np.int64))
         self.skew = [[(0, 0, 0)] * (r + 1) for r in range(n)]
         self.deskew = [[0] * (n - 1 - c) for c in range(n)]
 
@@ -74,12 +73,11 @@ class SystolicModel:
         # column 0's inputs: the last register of each row's chain; next cycle's: the one before
         last = [self.skew[r][-1] for r in range(n)]
         ahead = [(int(x_bank), int(x_valid)) if r == 0 else self.skew[r][-2][1:] for r in range(n)]
-        col = lambda v: np.array(v, dtype=np.int64)[:, None]          # noqa: E731
-        a_in = np.concatenate([col([v[0] for v in last]), self.a[:, :-1]], axis=1)
-        b_in = np.concatenate([col([v[1] for v in last]), self.bank[:, :-1]], axis=1)
-        v_in = np.concatenate([col([v[2] for v in last]), self.valid[:, :-1]], axis=1)
-        b_next = np.concatenate([col([v[0] for v in ahead]), b_in[:, :-1]], axis=1)
-        v_next = np.concatenate([col([v[1] for v in ahead]), v_in[:, :-1]], axis=1)
+        a_in = _shift_in([v[0] for v in last], self.a)
+        b_in = _shift_in([v[1] for v in last], self.bank)
+        v_in = _shift_in([v[2] for v in last], self.valid)
+        b_next = _shift_in([v[0] for v in ahead], b_in)
+        v_next = _shift_in([v[1] for v in ahead], v_in)
         p_in = np.concatenate([np.zeros((1, n), dtype=np.int64), self.psum[:-1, :]], axis=0)
         new_psum = _wrap(p_in + a_in * self.wa, self.bits)
         new_deskew = [([self.psum[n - 1, c]] + self.deskew[c][:-1]) if self.deskew[c] else []
@@ -92,7 +90,6 @@ class SystolicModel:
             self.wtag = np.where(swap, b_next, self.wtag)
             self.wok = np.where(swap, 1, self.wok)
         if w_we:
-            self.ws = self.ws.copy()
             self.ws[:, w_col] = np.asarray(w_data, dtype=np.int64)
         self.skew = [[(int(x[r]), int(x_bank), int(x_valid))] + self.skew[r][:-1] for r in range(n)]
         self.a, self.bank, self.valid, self.psum, self.deskew = a_in, b_in, v_in, new_psum, new_deskew
@@ -100,6 +97,11 @@ class SystolicModel:
     def state(self) -> dict:
         """Every PE register: {"a", "bank", "valid", "psum", "ws", "wa", "wtag", "wok"} -> (n, n) arrays."""
         return {k: getattr(self, k).copy() for k in ("a", "bank", "valid", "psum", "ws", "wa", "wtag", "wok")}
+
+
+def _shift_in(column0, regs):
+    """Each PE's input from the left: `column0` for column 0, else its left neighbour's `regs`."""
+    return np.concatenate([np.array(column0, dtype=np.int64)[:, None], regs[:, :-1]], axis=1)
 
 
 def reference(weights, xs, banks):
