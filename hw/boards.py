@@ -343,6 +343,9 @@ def board_platform(board):
     return board.platform_class()()
 
 
+DEFAULT_TIME_LIMIT_MIN = 120   # place and route (or a board build) stopped after this (None or 0: no limit)
+
+
 def run_logged(cmd, cwd, log_path, what, log=print, env=None, heartbeat=30.0, time_limit=None):
     """Run `cmd` in `cwd` with its output in `log_path`, printing progress through `log`
     every `heartbeat` seconds; returns (exit status, seconds). With `time_limit`
@@ -377,10 +380,12 @@ def run_logged(cmd, cwd, log_path, what, log=print, env=None, heartbeat=30.0, ti
     return rc, elapsed
 
 
-def build_board(board, config, out_dir, *, freq_mhz=None, baud=DEFAULT_BAUD, seed=None, log=print):
+def build_board(board, config, out_dir, *, freq_mhz=None, baud=DEFAULT_BAUD, seed=None,
+                time_limit_min=DEFAULT_TIME_LIMIT_MIN, log=print):
     """Build the bitstream of `BoardTop(board, config)` into `out_dir` with the YoWASP
     tools; returns the path of the bitstream (``top.bit`` / ``top.bin``). Raises
-    `RuntimeError` when a tool fails (nextpnr fails when the clock is not met).
+    `RuntimeError` when a tool fails (nextpnr fails when the clock is not met) or the
+    build is still running after `time_limit_min` minutes (None or 0: no limit).
     `seed`: nextpnr's placement seed (default: nextpnr's)."""
     import time
     board = get_board(board) if isinstance(board, str) else board
@@ -402,7 +407,11 @@ def build_board(board, config, out_dir, *, freq_mhz=None, baud=DEFAULT_BAUD, see
     log(f"elaborated in {time.monotonic() - t0:.0f} s; yosys, nextpnr and the packer run in {out_dir} "
         f"(minutes; output in build.log, logs top.rpt and top.tim)")
     rc, elapsed = run_logged(["sh", "build_top.sh"], out_dir, os.path.join(out_dir, "build.log"),
-                             f"{board.name} build", log, env)
+                             f"{board.name} build", log, env,
+                             time_limit=60 * time_limit_min if time_limit_min else None)
+    if rc is None:
+        raise RuntimeError(f"the {board.name} build was stopped after {time_limit_min:g} min (the time limit)"
+                           f"{_nextpnr_verdict(out_dir)}; see {out_dir}/build.log and top.tim (nextpnr)")
     if rc:
         raise RuntimeError(f"the {board.name} build failed{_nextpnr_verdict(out_dir)}; see {out_dir}/build.log, "
                            f"top.rpt (yosys) and top.tim (nextpnr)")

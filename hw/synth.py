@@ -32,7 +32,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .boards import BridgedCore, DEFAULT_BAUD, power_on_reset, run_logged, yowasp_env
+from .boards import BridgedCore, DEFAULT_BAUD, DEFAULT_TIME_LIMIT_MIN, power_on_reset, run_logged, yowasp_env
 from .config import CoreConfig
 from .uart import baud_divisor
 from .unit_top import UNITS, UnitTop, check_unit
@@ -139,7 +139,6 @@ def _run(cmd, log_path, what, log, env, time_limit=None):
 
 
 LUT_MAPPERS = ("abc9", "abc")
-DEFAULT_TIME_LIMIT_MIN = 120   # place and route stopped after this (None or 0: no limit)
 BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
 
 

@@ -366,6 +366,15 @@ def _bench_all(args):
     return 0
 
 
+def _time_limit(args, default):
+    """--time-limit in minutes (0: no limit; `default` when not given)."""
+    if args.time_limit is None:
+        return default
+    if args.time_limit < 0:
+        raise UserError(f"--time-limit must be a number of minutes (0: no limit), not {args.time_limit:g}")
+    return args.time_limit
+
+
 def cmd_synth(args):
     """Synthesis, place and route of the core + UART bridge for an FPGA; a report.
     Exits 2 when the design does not fit or misses the frequency."""
@@ -377,9 +386,7 @@ def cmd_synth(args):
         raise UserError(str(e)) from None
     if args.freq is not None and args.freq <= 0:
         raise UserError(f"--freq must be positive, not {args.freq}")
-    if args.time_limit is not None and args.time_limit < 0:
-        raise UserError(f"--time-limit must be a number of minutes (0: no limit), not {args.time_limit:g}")
-    time_limit = DEFAULT_TIME_LIMIT_MIN if args.time_limit is None else args.time_limit
+    time_limit = _time_limit(args, DEFAULT_TIME_LIMIT_MIN)
 
     def progress(msg):
         print(msg, file=sys.stderr, flush=True)
@@ -400,19 +407,20 @@ def cmd_synth(args):
 def cmd_board(args):
     """Build a bitstream for a development board with the YoWASP tools."""
     import os
-    from xdsa.hw.boards import PLLError, build_board, get_board
+    from xdsa.hw.boards import DEFAULT_TIME_LIMIT_MIN, PLLError, build_board, get_board
     try:
         board = get_board(args.board)
     except ValueError as e:
         raise UserError(str(e)) from None
     config = _config(args.config or board.config)
     out_dir = args.output or os.path.join("build", f"board-{board.name}")
+    time_limit = _time_limit(args, DEFAULT_TIME_LIMIT_MIN)
 
     def progress(msg):
         print(msg, file=sys.stderr, flush=True)
     try:
         bitstream = build_board(board, config, out_dir, freq_mhz=args.freq, baud=args.baud, seed=args.seed,
-                                log=progress)
+                                time_limit_min=time_limit, log=progress)
     except (PLLError, ValueError, FileNotFoundError, RuntimeError) as e:
         raise UserError(str(e)) from None
     print(bitstream)
@@ -510,6 +518,9 @@ def build_parser():
                         "a PLL makes it from the board clock")
     o.add_argument("--baud", type=int, default=1_000_000, help="UART baud rate (default: 1000000)")
     o.add_argument("--seed", type=int, default=None, help="nextpnr placement seed (default: nextpnr's)")
+    o.add_argument("--time-limit", type=float, default=None, metavar="MIN",
+                   help="stop the build after MIN minutes and fail with nextpnr's last estimate (default: 120; "
+                        "0: no limit)")
     o.set_defaults(func=cmd_board)
 
     i = sub.add_parser("isa", help="print the ISA table")

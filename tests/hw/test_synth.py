@@ -146,6 +146,18 @@ def test_cli_synth_rejects_bad_arguments(capsys):
     assert cli.main(["synth", "--freq", "-5"]) == 1
     assert cli.main(["synth", "--time-limit", "-1"]) == 1
     assert "--time-limit must be a number of minutes (0: no limit), not -1" in capsys.readouterr().err
+    assert cli.main(["board", "ulx3s", "--time-limit", "-2"]) == 1
+    assert "--time-limit must be a number of minutes (0: no limit), not -2" in capsys.readouterr().err
+
+
+def test_time_limit_default_in_help(capsys):
+    """The help of `xdsa synth` and `xdsa board` states the flow's default limit."""
+    import re
+    from xdsa.hw.boards import DEFAULT_TIME_LIMIT_MIN
+    for command in ("synth", "board"):
+        with pytest.raises(SystemExit):
+            cli.main([command, "--help"])
+        assert re.search(rf"\(default:\s+{DEFAULT_TIME_LIMIT_MIN:g};\s+0:\s+no\s+limit\)", capsys.readouterr().out)
 
 
 # a place and route stopped while routing (the analytic placer's estimate is in the log)
