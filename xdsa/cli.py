@@ -366,10 +366,11 @@ def _bench_all(args):
     return 0
 
 
-def _time_limit(args, default):
-    """--time-limit in minutes (0: no limit; `default` when not given)."""
+def _time_limit(args):
+    """--time-limit in minutes (0: no limit; the flows' default when not given)."""
+    from xdsa.hw.boards import DEFAULT_TIME_LIMIT_MIN
     if args.time_limit is None:
-        return default
+        return DEFAULT_TIME_LIMIT_MIN
     if args.time_limit < 0:
         raise UserError(f"--time-limit must be a number of minutes (0: no limit), not {args.time_limit:g}")
     return args.time_limit
@@ -378,7 +379,7 @@ def _time_limit(args, default):
 def cmd_synth(args):
     """Synthesis, place and route of the core + UART bridge for an FPGA; a report.
     Exits 2 when the design does not fit or misses the frequency."""
-    from xdsa.hw.synth import DEFAULT_TIME_LIMIT_MIN, SynthFailure, format_summary, get_target, run_flow
+    from xdsa.hw.synth import SynthFailure, format_summary, get_target, run_flow
     config = _config(args.config)
     try:
         target = get_target(args.target)
@@ -386,7 +387,7 @@ def cmd_synth(args):
         raise UserError(str(e)) from None
     if args.freq is not None and args.freq <= 0:
         raise UserError(f"--freq must be positive, not {args.freq}")
-    time_limit = _time_limit(args, DEFAULT_TIME_LIMIT_MIN)
+    time_limit = _time_limit(args)
 
     def progress(msg):
         print(msg, file=sys.stderr, flush=True)
@@ -407,14 +408,14 @@ def cmd_synth(args):
 def cmd_board(args):
     """Build a bitstream for a development board with the YoWASP tools."""
     import os
-    from xdsa.hw.boards import DEFAULT_TIME_LIMIT_MIN, PLLError, build_board, get_board
+    from xdsa.hw.boards import PLLError, build_board, get_board
     try:
         board = get_board(args.board)
     except ValueError as e:
         raise UserError(str(e)) from None
     config = _config(args.config or board.config)
     out_dir = args.output or os.path.join("build", f"board-{board.name}")
-    time_limit = _time_limit(args, DEFAULT_TIME_LIMIT_MIN)
+    time_limit = _time_limit(args)
 
     def progress(msg):
         print(msg, file=sys.stderr, flush=True)
