@@ -21,8 +21,9 @@ Microarchitecture
   bit of the multiplier) and a divider (the divisor is first doubled while it
   fits, then one compare-subtract per quotient bit) on one accumulator; the FSM
   drives narrow operand buses, and both sides share the per-side states. The
-  divider's tests, the overlap compares and the contiguity of each side (kept in
-  registers) start at flip-flops, not at the FSM's decode. In the golden order:
+  divider's tests (the doubling test registered a cycle ahead), the overlap
+  compares and the contiguity of each side (its stride tests in two registered
+  steps) start at flip-flops, not at the FSM's decode. In the golden order:
   RESERVED_UNIT (data_unit 13..15); per side ``lines = trans_size / width``
   with its remainder, the span ``last + (lines-1)*line_stride + (num-1)*surface_stride`` (exact, < 2**50), the
   D-OVERLAP contiguity and the side's range (base + span > mem_bytes, from the
@@ -63,15 +64,15 @@ Microarchitecture
   sees every earlier write, so later elements win).
 
 Latency (cycles from ``cmd.valid`` to the transfer of ``done``, no memory stalls):
-setup is 14 cycles for a 1-D normal move (8 for immediate; faults are answered
+setup is 15 cycles for a 1-D normal move (9 for immediate; faults are answered
 2 cycles after setup, RESERVED_UNIT after 3 cycles in all), plus per side whose
-width is neither 0 nor trans_size about 2 * bitlen(lines) + 3 for the division,
+width is neither 0 nor trans_size about 2 * bitlen(lines) + 4 for the division,
 plus bitlen(lines - 1) + bitlen(num_trans - 1) for a 2/3-D span, plus two
 divisions for upsample, plus one cycle that registers the checks' verdict. The
 move follows; ``done`` comes 4 cycles after the last write is decided. Measured
-with row_bytes = 32: a one-byte move takes 26 cycles (20 before the queues and
-registers that cut the engine's paths), a 2-D move of four 4-byte lines 49, an
-empty move 17.
+with row_bytes = 32: a one-byte move takes 27 cycles (20 before the queues and
+registers that cut the engine's paths), a 2-D move of four 4-byte lines 52, an
+empty move 18.
 
 Throughput in steady state (no memory stalls; L = ``config.lanes``; measured
 figures for row_bytes = lanes = 32 from tests/hw/test_datamove.py):
@@ -295,11 +296,16 @@ class _RunQueue(Elaboratable):
     chunker's transfer decision does not reach the walker's counters (their clock
     enables were the engine's critical path). ``ready``: a run is queued (``pos``/
     ``len``, the oldest); ``take`` drops it; ``have``: a run is queued or still to
-    come. Latency: a run is queued one cycle after the walker offers it; throughput
-    one run per cycle."""
+    come. For the chunker's first cut of the run into `L`-byte blocks the queue also
+    holds ``space`` (the bytes from ``pos`` to its block's end) and ``big`` (the run
+    reaches that end), computed as the run is queued. Latency: a run is queued one
+    cycle after the walker offers it; throughput one run per cycle."""
 
-    def __init__(self, walker, is4, lsz):
-        self.w, self.is4, self.lsz = walker, is4, lsz
+    def __init__(self, walker, is4, lsz, L):
+        self.w, self.is4, self.lsz, self.L = walker, is4, lsz, L
+        lL = exact_log2(L)
+        self.space = Signal(lL + 1, name=f"{walker.name}_q_space")
+        self.big = Signal(name=f"{walker.name}_q_big")
         self.pos = Signal(len(walker.pos), name=f"{walker.name}_q_pos")
         self.len = Signal(len(walker.len), name=f"{walker.name}_q_len")          # bytes (int4: nibbles)
         self.ready = Signal(name=f"{walker.name}_q_ready")
@@ -309,10 +315,20 @@ class _RunQueue(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         w = self.w
-        m.submodules.q = q = RegQueue(data.StructLayout({"pos": len(w.pos), "len": len(w.len)}))
+        L, lL = self.L, exact_log2(self.L)
+        m.submodules.q = q = RegQueue(data.StructLayout({"pos": len(w.pos), "len": len(w.len),
+                                                         "space": lL + 1, "big": 1}))
+        nbytes = Signal(len(w.len))
+        space = Signal(lL + 1)
+        m.d.comb += [
+            nbytes.eq(Mux(self.is4, w.len, w.len << self.lsz)),
+            space.eq((Const(L, lL + 1) - w.pos[1:lL + 1])[:lL + 1]),
+        ]
         m.d.comb += [
             q.flush.eq(w.start), q.w_valid.eq(w.valid), q.w_data.pos.eq(w.pos),
-            q.w_data.len.eq(Mux(self.is4, w.len, w.len << self.lsz)),
+            q.w_data.len.eq(nbytes), q.w_data.space.eq(space),
+            q.w_data.big.eq((nbytes[lL + 1:] != 0) | (nbytes[:lL + 1] >= space)),
+            self.space.eq(q.r_data.space), self.big.eq(q.r_data.big),
             w.take.eq(w.valid & q.w_ready & ~w.start),
             q.r_ready.eq(self.take),
             self.ready.eq(q.r_valid), self.have.eq(q.r_valid | w.valid),
@@ -325,7 +341,8 @@ class _Chunker(Elaboratable):
     """Cuts the runs of a `_RunQueue` into chunks that never cross an `L`-byte block
     (int4, `is4`: single nibbles) and queues them in a `hw.reg_queue.RegQueue`:
     ``valid``, ``pos`` (nibble position of the chunk's first byte or nibble), ``n``
-    (its bytes; 1 for a nibble), ``take`` drops it. Chunk sizes depend only on the
+    (its bytes; 1 for a nibble), ``ones`` (``n`` as a thermometer code: its low ``n``
+    of `L` bits set), ``take`` drops it. Chunk sizes depend only on the
     runs, not on the stream buffer, so they are cut ahead: the reader's and the
     writer's transfer decisions start at the queue's registers, and the chunker
     advances on the queue's room alone. ``have``: a chunk is queued or still to
@@ -338,6 +355,7 @@ class _Chunker(Elaboratable):
         self.valid = Signal(name=f"{name}_c_valid")
         self.pos = Signal(pw, name=f"{name}_c_pos")
         self.n = Signal(exact_log2(L) + 1, name=f"{name}_c_n")
+        self.ones = Signal(L, name=f"{name}_c_ones")
         self.take = Signal(name=f"{name}_c_take")
         self.have = Signal(name=f"{name}_c_have")
         self.flush = Signal(name=f"{name}_c_flush")
@@ -345,27 +363,33 @@ class _Chunker(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         L, lL, rq, is4 = self.L, exact_log2(self.L), self.runs, self.is4
-        m.submodules.q = q = RegQueue(data.StructLayout({"pos": self.pw, "n": lL + 1}))
+        m.submodules.q = q = RegQueue(data.StructLayout({"pos": self.pw, "n": lL + 1, "ones": L}))
         pos = Signal(self.pw)                       # the run being cut
         rem = Signal(self.rw)                       # its bytes (nibbles) not yet queued
         act = Signal()                              # rem != 0, kept in a register
         p = Mux(act, pos, rq.pos)
         left = Mux(act, rem, rq.len)
         n = Signal(lL + 1)
+        ones = Signal(L)
         p_next = Signal(self.pw)                    # after the chunk
         rem_next = Signal(self.rw)
         act_next = Signal()
         if L == 1:
-            m.d.comb += [n.eq(1), p_next.eq(p + Mux(is4, 1, 2)), rem_next.eq(left - 1), act_next.eq(left != 1)]
+            m.d.comb += [n.eq(1), ones.eq(1), p_next.eq(p + Mux(is4, 1, 2)), rem_next.eq(left - 1), act_next.eq(left != 1)]
         else:
             # the chunk either fills the block (`big`: up to its end) or ends the run; each
             # outcome's position, remainder and "more to come" are computed beside the
-            # comparison that picks one, not after it
-            space = (Const(L, lL + 1) - p[1:lL + 1])[:lL + 1]
-            big = (left[lL + 1:] != 0) | (left[:lL + 1] >= space)
+            # choice of one. A run's first chunk takes `space` and `big` from the run queue;
+            # later chunks start at a block (the last one was big), so `space` is L
+            space = Mux(act, L, rq.space)
+            big = Mux(act, rem[lL:] != 0, rq.big)          # rem >= L, without a carry chain
             p_up = Cat(Const(0, lL + 1), p[lL + 1:] + 1)[:self.pw]       # the next block's start
+
+            def therm(v):
+                return ~(Const((1 << L) - 1, L) << v)[:L]
             m.d.comb += [
                 n.eq(Mux(is4, 1, Mux(big, space, left[:lL + 1]))),
+                ones.eq(Mux(is4, 1, Mux(big, therm(space), therm(left[:lL + 1])))),
                 p_next.eq(Mux(is4, p + 1, Mux(big, p_up, p + Cat(Const(0, 1), left[:lL + 1])))),
                 rem_next.eq(Mux(is4, left - 1, Mux(big, left - space, 0))),
                 act_next.eq(Mux(is4, left != 1, big & (left != space))),
@@ -373,9 +397,9 @@ class _Chunker(Elaboratable):
         push = Signal()
         m.d.comb += [
             push.eq((act | rq.ready) & q.w_ready & ~self.flush),
-            q.w_valid.eq(push), q.w_data.pos.eq(p), q.w_data.n.eq(n), q.flush.eq(self.flush),
+            q.w_valid.eq(push), q.w_data.pos.eq(p), q.w_data.n.eq(n), q.w_data.ones.eq(ones), q.flush.eq(self.flush),
             q.r_ready.eq(self.take),
-            self.valid.eq(q.r_valid), self.pos.eq(q.r_data.pos), self.n.eq(q.r_data.n),
+            self.valid.eq(q.r_valid), self.pos.eq(q.r_data.pos), self.n.eq(q.r_data.n), self.ones.eq(q.r_data.ones),
             self.have.eq(q.r_valid | act | rq.have),
         ]
         with m.If(self.flush):
@@ -421,7 +445,9 @@ class DataMoveEngine(wiring.Component):
         # every path through the engine; of the 64-bit addresses only what the checks
         # and walkers use is kept: the low AW + 1 bits, "high bits nonzero", the source
         # in full (the immediate) and the base difference src - dst (65 bits) reduced to
-        # its low 50 bits, its sign and "within 2**50". (Smaller too: in the flattened
+        # its low 50 bits, its sign and "within 2**50". The difference is computed from
+        # the command's fields, whose multiplexers the carry cells absorb (from the
+        # captured addresses a cycle later: 634 more LUT4s). (Smaller too: in the flattened
         # `tiny` on an iCE40, 330 more flip-flops but about 400 fewer LUT4s and 330 fewer
         # logic cells, as the field multiplexers are no longer merged into their users.)
         table = self.cmd.payload.table
@@ -481,7 +507,7 @@ class DataMoveEngine(wiring.Component):
         op_c = Signal(24)                           # dividend to load
         ld_mac, ld_div, clr_acc, ld_bl = Signal(), Signal(), Signal(), Signal()
         mac_step, norm_step, div_step = Signal(), Signal(), Signal()
-        alu_sub = Signal()
+        alu_sub = Signal()                          # the mac subtracts: set as it loads
         alu_b = Signal(50)
         alu = Signal(51)                            # acc +- alu_b; alu[50]: carry (acc >= b)
         dlt = Signal(65)                            # src - dst ([64]: the borrow)
@@ -492,8 +518,11 @@ class DataMoveEngine(wiring.Component):
         # the divider's tests on registers only (no FSM decode or operand multiplexer in
         # front of the carries that enable the 48-bit divisor register)
         div_sub = Signal(51)                        # acc - mb; [50]: acc >= mb
-        div_norm = Signal()                         # acc >= mb << 1
-        m.d.comb += [div_sub.eq(Cat(acc, Const(1, 1)) - mb), div_norm.eq(acc >= (mb << 1))]
+        # acc >= mb << 1 for the registers of this cycle, computed in the last one: after a
+        # normalisation step (mb doubled, acc kept) that is acc >= (old mb) << 2
+        div_norm = Signal()
+        m.d.comb += div_sub.eq(Cat(acc, Const(1, 1)) - mb)
+        m.d.sync += div_norm.eq(Mux(norm_step, acc >= (mb << 2), acc >= (mb << 1)))
 
         # the side being set up
         x = SimpleNamespace(
@@ -502,8 +531,7 @@ class DataMoveEngine(wiring.Component):
             base_lo=Mux(sd, s.base[:AW + 1], d.base[:AW + 1]),
             base_hi=Mux(sd, s.base_hi, d.base_hi))
         x_n = Signal(9)
-        x_width = Signal(24)
-        m.d.comb += [x_n.eq(Mux(sd, s.n, d.n)), x_width.eq(Mux(x.w == 0, x.trans, x.w))]
+        m.d.comb += x_n.eq(Mux(sd, s.n, d.n))
 
         def set_side(reg_d, reg_s, v):
             with m.If(sd):
@@ -511,21 +539,34 @@ class DataMoveEngine(wiring.Component):
             with m.Else():
                 m.d.sync += reg_d.eq(v)
 
-        # byte length of `bl_in` elements: a line (width) or a surface (trans_size)
-        bl_in = Signal(24)
-        bl_out = Signal(28)
-        m.d.comb += bl_out.eq(Mux(is4, (bl_in + 1) >> 1, bl_in << lsz))
+        def byte_count(side, count, tag):
+            """The bytes of `count` elements of `side` (an odd int4 count rounded up) and
+            whether the count is an odd int4 one, registered from captured fields (valid
+            from the FIELDS state on)."""
+            b = Signal(28, name=f"{side.p}_bytes_{tag}")
+            odd = Signal(name=f"{side.p}_odd_{tag}")
+            m.d.sync += [b.eq(Mux(is4, (count + 1) >> 1, count << lsz)), odd.eq(is4 & count[0])]
+            return b, odd
+
+        line_bytes = {}                             # per side: a line's bytes (the span's last line)
 
         def contiguous(side):
             """D-OVERLAP "contiguous" for `side` (``side.contig``), from its fields and
             lines, registered (valid two cycles after its lines are known, long before
             CHECK reads it): every line follows the last, and every surface too. An odd
-            int4 count never is."""
-            def spans(count, stride):
-                b = Mux(is4, (count + 1) >> 1, count << lsz)
-                return (stride == b) & ~(is4 & count[0])
-            m.d.sync += side.contig.eq(((side.lines <= 1) | spans(side.width, side.ls))
-                                       & ((side.n <= 1) | spans(side.trans, side.ss)))
+            int4 count never is. The stride tests read only the registered byte counts
+            and are registered on their own."""
+            def spans(count, stride, tag):
+                b, odd = byte_count(side, count, tag)
+                q = Signal(name=f"{side.p}_spans_{tag}")
+                m.d.sync += q.eq((stride == b) & ~odd)
+                return b, q
+            line_bytes[side.p], span_l = spans(side.width, side.ls, "line")
+            _, span_s = spans(side.trans, side.ss, "surface")
+            m.d.sync += side.contig.eq(((side.lines <= 1) | span_l) & ((side.n <= 1) | span_s))
+
+        contiguous(d)
+        contiguous(s)
 
         with m.If(ld_mac):
             m.d.sync += [ma.eq(op_a), mb.eq(op_b)]
@@ -534,7 +575,7 @@ class DataMoveEngine(wiring.Component):
         with m.If(ld_div):
             m.d.sync += [acc.eq(op_c), mb.eq(op_b), ma.eq(0), steps.eq(0)]
         with m.If(ld_bl):
-            m.d.sync += acc.eq(bl_out)
+            m.d.sync += acc.eq(Mux(sd, line_bytes["src"], line_bytes["des"]))
         with m.If(mac_step):
             m.d.sync += [acc.eq(alu[:50]), ma.eq(ma >> 1), mb.eq(mb << 1)]
         with m.If(norm_step):
@@ -563,7 +604,7 @@ class DataMoveEngine(wiring.Component):
         kh_ok = Signal()
         kv_ok = Signal()
         fault = Signal(8)
-        phase = Signal(2)                           # division: normalise, divide, finish
+        phase = Signal(2)                           # division: normalise, divide, finish, load
 
         def goto(state):
             def then():
@@ -572,17 +613,19 @@ class DataMoveEngine(wiring.Component):
 
         def mac_state(name, a, b, then, *, sub=False, clear=False, a_zero=None):
             """acc (+/-)= a * b, one cycle per significant bit of `a` (a = 0: one cycle);
-            then() runs in the last cycle (acc is final in the next state)."""
+            then() runs in the last cycle (acc is final in the next state). The operands
+            are loaded even when a = 0 (no later state reads them), so that the enables of
+            the wide operand registers do not wait for the test of a."""
             with m.State(name):
                 with m.If(~busy):
-                    m.d.comb += [op_a.eq(a), op_b.eq(b), clr_acc.eq(clear)]
+                    m.d.comb += [op_a.eq(a), op_b.eq(b), clr_acc.eq(clear), ld_mac.eq(1)]
+                    m.d.sync += alu_sub.eq(sub)
                     with m.If((a == 0) if a_zero is None else a_zero):
                         then()
                     with m.Else():
-                        m.d.comb += ld_mac.eq(1)
                         m.d.sync += busy.eq(1)
                 with m.Else():
-                    m.d.comb += [mac_step.eq(1), alu_sub.eq(sub)]
+                    m.d.comb += mac_step.eq(1)
                     with m.If(ma[1:] == 0):
                         m.d.sync += busy.eq(0)
                         then()
@@ -590,16 +633,19 @@ class DataMoveEngine(wiring.Component):
         def div_state(name, a, b, then, shortcut=None, b_zero=None):
             """ma, acc = a // b, a % b (b = 0: then() at once, results meaningless): the
             divisor is first doubled while it fits under the dividend, then one
-            compare-subtract per quotient bit; then() runs with the results."""
+            compare-subtract per quotient bit; then() runs with the results. A cycle after
+            the load lets the registered doubling test see the loaded operands."""
             with m.State(name):
                 with m.If(~busy):
                     m.d.comb += [op_c.eq(a), op_b.eq(b), ld_div.eq(1)]
-                    m.d.sync += [phase.eq(0), busy.eq(1)]
+                    m.d.sync += [phase.eq(3), busy.eq(1)]
                     with m.If((b == 0) if b_zero is None else b_zero):
                         m.d.sync += busy.eq(0)
                         then()
                     if shortcut is not None:
                         shortcut()
+                with m.Elif(phase == 3):
+                    m.d.sync += phase.eq(0)
                 with m.Elif(phase == 0):
                     with m.If(div_norm & (steps != 23)):
                         m.d.comb += norm_step.eq(1)
@@ -613,14 +659,12 @@ class DataMoveEngine(wiring.Component):
                     m.d.sync += busy.eq(0)
                     then()
 
-        contiguous(d)
-        contiguous(s)
 
         def side_states(after):
             """For side `sd`: lines, then the extent: acc = last + (lines-1) *
             line_stride + (n-1) * surface_stride, then the side's flags from it."""
             def last():
-                m.d.comb += [bl_in.eq(x_width), ld_bl.eq(1)]
+                m.d.comb += ld_bl.eq(1)
 
             def shortcut():                 # width 0 or width = trans_size: one line
                 with m.If(Mux(sd, s.one_line, d.one_line)):
@@ -711,8 +755,8 @@ class DataMoveEngine(wiring.Component):
         m.d.comb += w_space.eq(wq.count + pv < 3)
         m.d.comb += [self.wr.req.valid.eq(wq.r_valid), self.wr.req.payload.eq(wq.r_data),
                      wq.r_ready.eq(self.wr.req.ready)]
-        m.submodules.sq = sq = _RunQueue(sw, is4, lsz)
-        m.submodules.dq = dq = _RunQueue(dw, is4, lsz)
+        m.submodules.sq = sq = _RunQueue(sw, is4, lsz, L)
+        m.submodules.dq = dq = _RunQueue(dw, is4, lsz, L)
         m.submodules.sc = sc = _Chunker(sq, is4, L, PW, RW)
         m.submodules.dc = dc = _Chunker(dq, is4, L, PW, RW)
         r_p, w_p = sc.pos, dc.pos                   # the next source / destination chunk
@@ -742,6 +786,7 @@ class DataMoveEngine(wiring.Component):
         pmask = ((Const(1, 4) << lsz) - 1)[:3]      # byte index within an element
 
         room = Signal(lC + 1)                       # C - (wres - rptr), kept in a register
+        avail = Signal(lC + 1)                      # wdel - rptr, kept in a register
         r_go = st_on & ~imm & r_rdy & (r_n <= room)
         st_rd = Signal()                            # a delivery is scheduled (read or immediate)
         st_wr = Signal()
@@ -753,10 +798,20 @@ class DataMoveEngine(wiring.Component):
         else:
             # immediate: the reader delivers `lanes` bytes of the replicated immediate per
             # cycle instead of reading, so the buffer holds the periodic pattern
-            w_go = st_on & w_rdy & ((wdel - rptr)[:lC + 1] >= w_m)
+            w_go = st_on & w_rdy & (avail >= w_m)
             m.d.comb += st_rd.eq((r_go & self.rd.req.ready) | (st_on & imm & (room >= L)))
         m.d.comb += st_wr.eq(w_go & w_space)
-        m.d.sync += room.eq(room - Mux(st_rd, Mux(imm, L, r_n), 0) + Mux(st_wr, w_m, 0))
+        # the counts' next values for each outcome are summed beside the decisions, which
+        # only pick one (the decisions are the engine's longest paths)
+        rd_n = Mux(imm, L, r_n)
+        room_rd = Signal(lC + 1)
+        m.d.comb += room_rd.eq(Mux(st_rd, room - rd_n, room))
+        room_both = Signal(lC + 1)
+        m.d.comb += room_both.eq(room - rd_n + w_m)
+        m.d.sync += room.eq(Mux(st_wr, Mux(st_rd, room_both, room + w_m), room_rd))
+        avail_in = Signal(lC + 1)
+        m.d.comb += avail_in.eq(avail + Mux(inf_v, inf_n, 0))
+        m.d.sync += avail.eq(Mux(st_wr, avail_in - w_m, avail_in))
 
         # delivery -> buffer
         if L == 1:
@@ -781,7 +836,7 @@ class DataMoveEngine(wiring.Component):
         # the slots a delivery fills, computed in the cycle of its read (deliveries come
         # in order one cycle after their reads, so wdel then is wres now): registered
         # every cycle, used in the next one only if a delivery lands
-        ones = ~(Const((1 << C) - 1, C) << Mux(imm, L, r_n))[:C]
+        ones = Cat(Mux(imm, (1 << L) - 1, sc.ones), Const(0, C - L))      # from the chunk's register
         bmask = Signal(C)
         m.d.sync += bmask.eq((Cat(ones, ones) << wres[:lC])[C:2 * C])          # rotated left
         with m.If(inf_v):
@@ -789,9 +844,13 @@ class DataMoveEngine(wiring.Component):
             for i in range(C):
                 with m.If(bmask[i]):
                     m.d.sync += buf[8 * i:8 * i + 8].eq(rr[8 * (i % L):8 * (i % L) + 8])
-        m.d.sync += inf_v.eq(st_rd)
+        # the delivery's offset and size are captured every cycle (used only when inf_v
+        # says a read was issued), so the read decision enables only wres and the queue
+        m.d.sync += [inf_v.eq(st_rd), inf_n.eq(rd_n)]
+        with m.If(st_on):
+            m.d.sync += rsp_off.eq(r_addr[:lR])
         with m.If(st_rd):
-            m.d.sync += [rsp_off.eq(r_addr[:lR]), inf_n.eq(Mux(imm, L, r_n)), wres.eq(wres + Mux(imm, L, r_n))]
+            m.d.sync += wres.eq(wres + rd_n)
             m.d.comb += r_take.eq(~imm)
 
         # buffer -> write data: stream bytes rptr.. go to row offsets w_addr % R ..
@@ -857,7 +916,11 @@ class DataMoveEngine(wiring.Component):
                         m.d.sync += fault.eq(int(Fault.RESERVED_UNIT))
                         m.next = "FINISH"
                     with m.Else():
-                        m.next = "LINES"
+                        m.next = "FIELDS"
+
+            # a cycle for the registers computed from the captured fields (byte counts)
+            with m.State("FIELDS"):
+                m.next = "LINES"
 
             def after_side():
                 with m.If(~sd & ~imm):
@@ -898,8 +961,10 @@ class DataMoveEngine(wiring.Component):
             with m.State("SETTLE"):
                 m.next = "CHECK"
 
+            sw_go, dw_go = Signal(), Signal()       # the walkers' start: high in START only
+            m.d.comb += [sw.start.eq(sw_go), dw.start.eq(dw_go)]
             with m.State("CHECK"):
-                m.d.sync += [wres.eq(0), wdel.eq(0), rptr.eq(0), room.eq(C), fault.eq(0)]
+                m.d.sync += [wres.eq(0), wdel.eq(0), rptr.eq(0), room.eq(C), avail.eq(0), fault.eq(0)]
                 m.d.comb += [sc.flush.eq(1), dc.flush.eq(1)]
                 with m.If(illegal_q):
                     m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
@@ -910,11 +975,13 @@ class DataMoveEngine(wiring.Component):
                 with m.Elif(~d.has):
                     m.next = "FINISH"
                 with m.Else():
+                    m.d.sync += [sw_go.eq(~imm), dw_go.eq(1)]
                     m.next = "START"
 
-            # the walkers start on the state alone (their start fans out to every counter)
+            # the walkers start in a state of their own, from registers set on the way in
+            # (their start fans out to every counter's enable)
             with m.State("START"):
-                m.d.comb += [sw.start.eq(~imm), dw.start.eq(1)]
+                m.d.sync += [sw_go.eq(0), dw_go.eq(0)]
                 with m.If(is4):
                     m.next = "I_SRC"
                 with m.Else():
