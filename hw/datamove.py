@@ -605,6 +605,13 @@ class DataMoveEngine(wiring.Component):
         kv_ok = Signal()
         fault = Signal(8)
         phase = Signal(2)                           # division: normalise, divide, finish, load
+        in_div = Signal()                           # the busy operation is a division
+        # the datapath's steps from registers only (busy is high in a mac or division
+        # state alone), not from the FSM's decode: yosys shares the mac's and the
+        # divider's adders, so the step choice is an operand choice of the carry chain
+        m.d.comb += [mac_step.eq(busy & ~in_div),
+                     norm_step.eq(busy & in_div & (phase == 0) & div_norm & (steps != 23)),
+                     div_step.eq(busy & in_div & (phase == 1))]
 
         def goto(state):
             def then():
@@ -619,13 +626,12 @@ class DataMoveEngine(wiring.Component):
             with m.State(name):
                 with m.If(~busy):
                     m.d.comb += [op_a.eq(a), op_b.eq(b), clr_acc.eq(clear), ld_mac.eq(1)]
-                    m.d.sync += alu_sub.eq(sub)
+                    m.d.sync += [alu_sub.eq(sub), in_div.eq(0)]
                     with m.If((a == 0) if a_zero is None else a_zero):
                         then()
                     with m.Else():
                         m.d.sync += busy.eq(1)
                 with m.Else():
-                    m.d.comb += mac_step.eq(1)
                     with m.If(ma[1:] == 0):
                         m.d.sync += busy.eq(0)
                         then()
@@ -638,7 +644,7 @@ class DataMoveEngine(wiring.Component):
             with m.State(name):
                 with m.If(~busy):
                     m.d.comb += [op_c.eq(a), op_b.eq(b), ld_div.eq(1)]
-                    m.d.sync += [phase.eq(3), busy.eq(1)]
+                    m.d.sync += [phase.eq(3), busy.eq(1), in_div.eq(1)]
                     with m.If((b == 0) if b_zero is None else b_zero):
                         m.d.sync += busy.eq(0)
                         then()
@@ -647,12 +653,9 @@ class DataMoveEngine(wiring.Component):
                 with m.Elif(phase == 3):
                     m.d.sync += phase.eq(0)
                 with m.Elif(phase == 0):
-                    with m.If(div_norm & (steps != 23)):
-                        m.d.comb += norm_step.eq(1)
-                    with m.Else():
+                    with m.If(~(div_norm & (steps != 23))):
                         m.d.sync += phase.eq(1)
                 with m.Elif(phase == 1):
-                    m.d.comb += div_step.eq(1)
                     with m.If(steps == 0):
                         m.d.sync += phase.eq(2)
                 with m.Else():
