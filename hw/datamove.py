@@ -662,7 +662,6 @@ class DataMoveEngine(wiring.Component):
                     m.d.sync += busy.eq(0)
                     then()
 
-
         def side_states(after):
             """For side `sd`: lines, then the extent: acc = last + (lines-1) *
             line_stride + (n-1) * surface_stride, then the side's flags from it."""
