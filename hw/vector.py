@@ -32,7 +32,7 @@ Microarchitecture
   ALU's first MEDIAN cycle does not need it.
 * **Beat pipeline** (`hw.vector_pipe.BeatPipe`): a beat is N / L elements, L the
   widest unit of the instruction (N = 8 W): unpack (S0), ALU (S1, `hw.vector_alu`,
-  with the multiplier array `hw.vector_mul`), convert/pack (S2,
+  with the multiplier array `hw.vector_mul`; its tail T one cycle later), convert/pack (S2,
   `hw.vector_convert`). With ``config.vector_narrow_bits`` (`base`: 64) S1 is
   `hw.vector_alu_split`: POW, MEDIAN, CLIP, MUL, the shifts and DIV/MOD on a narrow
   ALU, one lane group of the beat after the other (``occ`` grows by the number
@@ -49,14 +49,14 @@ port per cycle is one full beat; narrower or wider datapaths are refused in
 
 Latency and throughput (no memory stalls): setup takes 2 cycles plus one per
 overlap check and one per range check; the first read is issued in the cycle
-after setup and the pipeline adds 6 cycles (request, response, S0, S1, S2, writer)
+after setup and the pipeline adds 7 cycles (request, response, S0, S1, T, S2, writer)
 plus one to the last write. Steady state: one beat per ``occ`` cycles (see
 `hw.vector_alu`), e.g. W bytes of int8 ADD results per cycle at any alignment.
 
 Measured through the `base` core (``xdsa bench vector``, W = 32, Verilator):
-int8 ADD over 64 KiB at 31.6 destination bytes per cycle (98.7 % of W; the rest
+int8 ADD over 64 KiB at 31.6 destination bytes per cycle (98.6 % of W; the rest
 is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path) at
-8.0, a 16-element int8 ADD in 28 cycles from issue to completion, 17 of them in
+8.0, a 16-element int8 ADD in 29 cycles from issue to completion, 18 of them in
 the engine. docs/vector-engine.md has the details.
 """
 
@@ -207,7 +207,7 @@ class VectorEngine(wiring.Component):
             **engine_members(config, self.table_bits, ["rd_a", "rd_b"]),
             # state for the cycle model and tests
             "dbg_state": Out(4),
-            "dbg_v0": Out(1), "dbg_v1": Out(1), "dbg_v2": Out(1), "dbg_it": Out(OCC_BITS),
+            "dbg_v0": Out(1), "dbg_vt": Out(1), "dbg_v1": Out(1), "dbg_v2": Out(1), "dbg_it": Out(OCC_BITS),
         })
 
     def elaborate(self, platform):
@@ -439,7 +439,7 @@ class VectorEngine(wiring.Component):
         # --- control FSM ------------------------------------------------------------------------------------
         st = Signal(4)
         m.d.comb += [self.done.payload.fault.eq(fault), self.dbg_state.eq(st),
-                     self.dbg_v0.eq(pipe.v0), self.dbg_v1.eq(pipe.v1), self.dbg_v2.eq(pipe.v2),
+                     self.dbg_v0.eq(pipe.v0), self.dbg_vt.eq(pipe.vt), self.dbg_v1.eq(pipe.v1), self.dbg_v2.eq(pipe.v2),
                      self.dbg_it.eq(pipe.it)]
         IDLE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(11)
 

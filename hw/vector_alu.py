@@ -20,9 +20,18 @@ state words for the iterative kinds. Left shifts are products: LSL and ASL
 multiply by 2**s, ROR by 2**(w - k) (the low w bits of the product are x << (w - k),
 the next w bits x >> k); 2**t is the lane MSB shifted right by L - 1 - t.
 
-The pipeline presents a beat for ``occ`` cycles (``it`` = 0 .. occ-1) and takes
-the result in the last one; ``step`` is high in every earlier cycle and lets the
-iterative units advance. Per kind:
+The pipeline presents a beat for ``occ`` cycles (``it`` = 0 .. occ-1) and raises
+``take`` in the last one; ``step`` is high in every earlier cycle and lets the
+iterative units advance. The ALU is two stages, the *front* and the *tail*:
+``take`` registers the front's words and the tail computes the outputs from those
+registers in the next cycle (latency 1 after ``take``; a new beat can enter the
+front meanwhile, so the throughput stays one beat per ``occ`` cycles). For the
+kinds the tail selects (`TAIL_KINDS`: ADD .. LOGIC, the single-cycle kinds without
+the multiplier or shifter) the front's words are A1's result, "a != b" and the
+operands: the front is the operand routing and the adder, the tail the lane flags,
+the choice by kind and the result selection, which on one cycle was the vector
+ALU's longest path. For every other kind the front computes the whole result and
+the tail passes it on. Per kind:
 
 =========  ==============================================================  =====================
 kind       how                                                             cycles per beat (occ)
@@ -49,6 +58,9 @@ POW        right-to-left square and multiply over the bits of y, both      1 + 2
            products on the multiplier array, tracking "|x**k| >= 2**L"
 =========  ==============================================================  =====================
 """
+
+import functools
+import operator
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
@@ -80,6 +92,10 @@ def beat_config_layout():
 
 
 MAG_KINDS = (Kind.MUL, Kind.ASL, Kind.POW, Kind.DIV, Kind.MOD)
+# the kinds whose result the tail selects (from A1's result, "a != b" and the operands)
+TAIL_KINDS = (Kind.ADD, Kind.SUB, Kind.ABS, Kind.SIGN, Kind.MAX, Kind.MIN, Kind.THRES, Kind.IDENT,
+              Kind.MAXSI, Kind.MINSI, Kind.CMP, Kind.LOGIC)
+TAIL_SET = frozenset(TAIL_KINDS)
 
 
 OCC_BITS = 11       # the ALU iteration counter: POW on the narrow path takes 4 x 129 cycles per beat
@@ -90,17 +106,20 @@ class VectorAlu(wiring.Component):
     """Stage S1 (see the module docstring). ``n`` = datapath bits (8 W); `kinds`: the
     kinds built (default all; for the others the outputs stay at their defaults, see
     `hw.vector_alu_split`); `widths`: the lane widths built (``cfg.lsel`` selects no
-    other)."""
+    other); `registered`: the front's words are registered at ``take`` and the outputs
+    follow one cycle later (else the ALU is combinational and ``take`` unused)."""
 
-    def __init__(self, n, kinds=ALL_KINDS, widths=LANE_BITS):
+    def __init__(self, n, kinds=ALL_KINDS, widths=LANE_BITS, registered=True):
         self.n = n
         self.kinds = frozenset(kinds)
         self.widths = tuple(widths)
+        self.registered = registered
         super().__init__({
             "cfg": In(beat_config_layout()),
             "a": In(n), "as_": In(n), "b": In(n), "bs": In(n), "c": In(n), "cs": In(n),
             "it": In(OCC_BITS),
             "step": In(1),
+            "take": In(1),
             "low": Out(n), "hi": Out(n), "neg": Out(n), "fit": Out(n),
         })
 
@@ -113,7 +132,8 @@ class VectorAlu(wiring.Component):
         ln = Lanes(m, n, cfg.lsel, "alu", cm=cm, widths=self.widths)
         H, LO, NH, ALL = ln.H, ln.LO, ln.NH, ln.ALL
         a, as_, b, bs, c, cs = self.a, self.as_, self.b, self.bs, self.c, self.cs
-        low, hi, neg, fit = self.low, self.hi, self.neg, self.fit
+        # the front's result words (see `registered`)
+        low, hi, neg, fit = (Signal(n, name="f_" + nm) for nm in ("low", "hi", "neg", "fit"))
 
         def bits(sel):
             return 4 << sel
@@ -203,73 +223,53 @@ class VectorAlu(wiring.Component):
         rb = ln.comb(Mux(cfg.rnd, y_asr & LO, 0), "asr_rb")
         ysh = ln.comb(((y_asr >> 1) & NH) | (asm & H), "asr_ysh")
 
-        # operand routing
-        m.d.comb += [x1.eq(a), x1s.eq(as_), y1.eq(b), y1s.eq(bs), sub1.eq(1),
-                     x2.eq(0), x2s.eq(0), y2.eq(0), y2s.eq(0),
-                     xr.eq(a), ar.eq(b)]
+        # A1's operands: an AND-OR of the choices, each under a registered select. The
+        # selects are functions of `cfg` only, which the engine sets (PREP) at least a cycle
+        # before a beat's first S1 cycle: registering them takes the decoding of the kind out
+        # of the path from the operands through the adder.
+        def route_sel(name, cond):
+            sel = Signal(name="a1_sel_" + name)
+            m.d.sync += sel.eq(cond)
+            return sel
+
+        routes = {                      # choice -> (x1, x1s, y1, y1s) for the kinds of the choice
+            "thres_lt": ((Kind.THRES,), cfg.lt, (a, as_, t_low, t_neg)),
+            "thres_gt": ((Kind.THRES,), ~cfg.lt, (t_low, t_neg, a, as_)),
+            "clip": ((Kind.CLIP,), 1, (a, as_, t_low, t_neg)),                 # a < lo
+            "abs": ((Kind.ABS,), 1, (a & ~asm, 0, a & asm, as_)),
+            "sign": ((Kind.SIGN,), 1, (LO & ~asm, 0, LO & asm, 0)),           # ABS of 1: 1 - 0 or 0 - 1
+            "asr": ((Kind.ASR,), 1, (ysh, as_, rb, 0)),
+        }
+        choices, conds = [], []
+        for name, (ks, cond, vals) in routes.items():
+            if any(k in self.kinds for k in ks):
+                conds.append(cond & kind.matches(*ks))
+                choices.append((route_sel(name, conds[-1]), vals))
+        med = route_sel("median", kind == Kind.MEDIAN) if Kind.MEDIAN in self.kinds else Const(0)
+        ab = route_sel("ab", ~Cat(*conds, kind == Kind.MEDIAN).any())      # a - b: every other kind
+        choices += [(med & ~first, (a, as_, c, cs)),   # MEDIAN after its first cycle: a < c
+                    (ab | (med & first), (a, as_, b, bs))]
+        for i, word in enumerate((x1, x1s, y1, y1s)):
+            terms = [vals[i] & sel.replicate(n) for sel, vals in choices if not isinstance(vals[i], int)]
+            m.d.comb += word.eq(functools.reduce(operator.or_, terms))
+        m.d.comb += sub1.eq(route_sel("sub", ~kind.matches(Kind.ADD, Kind.ASR)))
+
+        # A2's operands and the right shifter's
+        m.d.comb += [x2.eq(0), x2s.eq(0), y2.eq(0), y2s.eq(0), xr.eq(a), ar.eq(b)]
         with m.Switch(kind):
-            with kcase(Kind.ADD):
-                m.d.comb += sub1.eq(0)
-            with kcase(Kind.THRES):
-                with m.If(cfg.lt):
-                    m.d.comb += [y1.eq(t_low), y1s.eq(t_neg)]
-                with m.Else():
-                    m.d.comb += [x1.eq(t_low), x1s.eq(t_neg), y1.eq(a), y1s.eq(as_)]
             with kcase(Kind.CLIP):
-                m.d.comb += [y1.eq(t_low), y1s.eq(t_neg),                     # a < lo
-                             x2.eq(u_low), x2s.eq(u_neg), y2.eq(a), y2s.eq(as_)]   # hi < a
-            with kcase(Kind.ABS):
-                m.d.comb += [x1.eq(a & ~asm), x1s.eq(0), y1.eq(a & asm), y1s.eq(as_)]
-            with kcase(Kind.SIGN):                                            # ABS of 1: 1 - 0 or 0 - 1
-                m.d.comb += [x1.eq(LO & ~asm), x1s.eq(0), y1.eq(LO & asm), y1s.eq(0)]
+                m.d.comb += [x2.eq(u_low), x2s.eq(u_neg), y2.eq(a), y2s.eq(as_)]   # hi < a
             with kcase(Kind.MEDIAN):
                 with m.If(~first):                 # c has arrived: a < c (A1), b < c (A2)
-                    m.d.comb += [y1.eq(c), y1s.eq(cs), x2.eq(b), x2s.eq(bs), y2.eq(c), y2s.eq(cs)]
+                    m.d.comb += [x2.eq(b), x2s.eq(bs), y2.eq(c), y2s.eq(cs)]
             with kcase(Kind.ROR):
                 m.d.comb += [x2.eq(k), y2.eq(rorc), xr.eq(H), ar.eq(r2_low)]       # 2**(w - k)
             with kcase(Kind.ASR):
-                m.d.comb += [x2.eq(b), y2.eq(LO), ar.eq(r2_low), xr.eq(a ^ asm),  # right by s - 1
-                             x1.eq(ysh), x1s.eq(as_), y1.eq(rb), y1s.eq(0), sub1.eq(0)]
+                m.d.comb += [x2.eq(b), y2.eq(LO), ar.eq(r2_low), xr.eq(a ^ asm)]  # right by s - 1
             with kcase(Kind.LSL, Kind.ASL):
                 m.d.comb += [x2.eq(lm1), y2.eq(b), xr.eq(H), ar.eq(r2_low)]       # 2**s
 
         with m.Switch(kind):
-            with kcase(Kind.ADD, Kind.SUB, Kind.ABS, Kind.SIGN):
-                result(r1_low, r1_neg, r1_fit)
-
-            with kcase(Kind.MAX, Kind.MIN, Kind.THRES, Kind.IDENT):
-                # a, except in the lanes of `take`: b (MAX, MIN) or 0 (THRES); one selection
-                # serves the four kinds
-                take = Signal(n, name="take")
-                with m.Switch(kind):
-                    with kcase(Kind.MAX):
-                        m.d.comb += take.eq(lt1)                       # a < b
-                    with kcase(Kind.MIN):
-                        m.d.comb += take.eq(~lt1)
-                    with kcase(Kind.THRES):
-                        above, below, tfit = t_f["above"], t_f["below"], t_f["fit"]
-                        with m.If(cfg.lt):                             # keep a < t
-                            m.d.comb += take.eq(~Mux(above, ALL, Mux(tfit, lt1, 0)))
-                        with m.Else():                                 # keep t < a
-                            m.d.comb += take.eq(~Mux(below, ALL, Mux(tfit, lt1, 0)))
-                keep_b = Signal(n, name="take_b")                      # b in the taken lanes (not THRES)
-                m.d.comb += keep_b.eq(Mux(kind == Kind.THRES, 0, take))
-                result((a & ~take) | (b & keep_b), (as_ & ~take) | (bs & keep_b))
-
-            with kcase(Kind.MAXSI, Kind.MINSI, Kind.CMP):
-                ne = ln.lane_any((a ^ b) | (as_ ^ bs), "ne")
-                t = Signal(n, name="cmp_t")
-                with m.If(kind == Kind.MAXSI):
-                    m.d.comb += t.eq(lt1)                              # b > a
-                with m.Elif(kind == Kind.MINSI):
-                    m.d.comb += t.eq(~lt1 & ne)                        # b < a
-                with m.Else():
-                    with m.Switch(cfg.variant):
-                        for v, e in enumerate((~ne, ne, lt1 | ~ne, lt1, ~lt1, ~lt1 & ne)):
-                            with m.Case(v):
-                                m.d.comb += t.eq(e)
-                result(t & LO, 0)
-
             with kcase(Kind.CLIP):
                 lo_ok = Signal(n, name="clip_ge_lo")                   # a >= lo
                 m.d.comb += lo_ok.eq(Mux(t_f["below"], ALL, Mux(t_f["above"], 0, ~lt1)))
@@ -303,16 +303,6 @@ class VectorAlu(wiring.Component):
                 take_c = ln.comb(~take_a & (sf0 ^ lt2), "med_c")
                 take_b = ln.comb(~take_a & ~take_c, "med_b")
                 result((a & take_a) | (c & take_c) | (b & take_b), (as_ & take_a) | (cs & take_c) | (bs & take_b))
-
-            with kcase(Kind.LOGIC):
-                # the variant's truth table (tt[2a + b]), one lookup per bit
-                tt = Signal(4, name="logic_tt")
-                with m.Switch(cfg.variant):
-                    for v, t in enumerate((0b1000, 0b1110, 0b0110, 0b0011, 0b0100)):
-                        with m.Case(v):
-                            m.d.comb += tt.eq(t)
-                result((a & b & tt[3].replicate(n)) | (a & ~b & tt[2].replicate(n))
-                       | (~a & b & tt[1].replicate(n)) | (~a & ~b & tt[0].replicate(n)), 0)
 
             with kcase(Kind.LSL, Kind.LSR, Kind.ROR):
                 # source 0's bit pattern (zero-extended), read back in its unit
@@ -436,5 +426,75 @@ class VectorAlu(wiring.Component):
                 r_h = ln.comb(((LO << 1)[:n] & sf0 & ~yneg), "pow_rh")
                 r_s = ln.comb((asm & yodd & ~yneg) | (xm1 & yodd & yneg), "pow_rs")
                 result(r_l, r_s, h=r_h)
+
+        # --- the tail: registered front words (`take`), the tail kinds' selections --------------------------
+        # the front's result (every kind but the tail kinds; no register where no such kind
+        # is built), A1's result, the OR tree of "a != b" (MAXSI, MINSI, CMP) and the operands
+        ne_flags = ln.lane_any_flags((a ^ b) | (as_ ^ bs), "ne") if TAIL_SET & self.kinds else []
+        words = {"low": low, "hi": hi, "neg": neg, "fit": fit, "a": a, "as": as_, "b": b, "bs": bs,
+                 "r1_low": r1_low, "r1_neg": r1_neg, "r1_fit": r1_fit,
+                 **{f"ne{i}": f for i, f in enumerate(ne_flags)}}
+        t = {k: Signal(len(v), name="t_" + k, reset_less=True) for k, v in words.items()}
+        if self.registered:
+            with m.If(self.take):
+                m.d.sync += [t[k].eq(v) for k, v in words.items()]
+        else:
+            m.d.comb += [t[k].eq(v) for k, v in words.items()]
+        ta, tas, tb, tbs = t["a"], t["as"], t["b"], t["bs"]
+        tlt = ln.lane_flag(t["r1_neg"], "t_lt")            # a < b (A1's subtraction)
+        out = (self.low, self.hi, self.neg, self.fit)
+
+        def tail(lo_, ng, ft=None):
+            m.d.comb += [self.low.eq(lo_), self.neg.eq(ng & H), self.fit.eq(H if ft is None else ft), self.hi.eq(0)]
+
+        with m.Switch(kind):
+            with kcase(Kind.ADD, Kind.SUB, Kind.ABS, Kind.SIGN):
+                tail(t["r1_low"], t["r1_neg"], t["r1_fit"])
+
+            with kcase(Kind.MAX, Kind.MIN, Kind.THRES, Kind.IDENT):
+                # a, except in the lanes of `take`: b (MAX, MIN) or 0 (THRES); one selection
+                # serves the four kinds
+                take = Signal(n, name="take")
+                with m.Switch(kind):
+                    with kcase(Kind.MAX):
+                        m.d.comb += take.eq(tlt)                       # a < b
+                    with kcase(Kind.MIN):
+                        m.d.comb += take.eq(~tlt)
+                    with kcase(Kind.THRES):
+                        above, below, tfit = t_f["above"], t_f["below"], t_f["fit"]
+                        with m.If(cfg.lt):                             # keep a < t
+                            m.d.comb += take.eq(~Mux(above, ALL, Mux(tfit, tlt, 0)))
+                        with m.Else():                                 # keep t < a
+                            m.d.comb += take.eq(~Mux(below, ALL, Mux(tfit, tlt, 0)))
+                keep_b = Signal(n, name="take_b")                      # b in the taken lanes (not THRES)
+                m.d.comb += keep_b.eq(Mux(kind == Kind.THRES, 0, take))
+                tail((ta & ~take) | (tb & keep_b), (tas & ~take) | (tbs & keep_b))
+
+            with kcase(Kind.MAXSI, Kind.MINSI, Kind.CMP):
+                tne = ln.broadcast([t[f"ne{i}"] for i in range(len(ne_flags))], "t_ne") if ne_flags else 0
+                cmp_t = Signal(n, name="cmp_t")
+                with m.If(kind == Kind.MAXSI):
+                    m.d.comb += cmp_t.eq(tlt)                          # b > a
+                with m.Elif(kind == Kind.MINSI):
+                    m.d.comb += cmp_t.eq(~tlt & tne)                   # b < a
+                with m.Else():
+                    with m.Switch(cfg.variant):
+                        for v, e in enumerate((~tne, tne, tlt | ~tne, tlt, ~tlt, ~tlt & tne)):
+                            with m.Case(v):
+                                m.d.comb += cmp_t.eq(e)
+                tail(cmp_t & LO, 0)
+
+            with kcase(Kind.LOGIC):
+                # the variant's truth table (tt[2a + b]), one lookup per bit
+                tt = Signal(4, name="logic_tt")
+                with m.Switch(cfg.variant):
+                    for v, tv in enumerate((0b1000, 0b1110, 0b0110, 0b0011, 0b0100)):
+                        with m.Case(v):
+                            m.d.comb += tt.eq(tv)
+                tail((ta & tb & tt[3].replicate(n)) | (ta & ~tb & tt[2].replicate(n))
+                     | (~ta & tb & tt[1].replicate(n)) | (~ta & ~tb & tt[0].replicate(n)), 0)
+
+            with m.Default():                                          # the front's result
+                m.d.comb += [o.eq(t[k]) for o, k in zip(out, ("low", "hi", "neg", "fit"))]
 
         return m

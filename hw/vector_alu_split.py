@@ -11,8 +11,8 @@ Two `hw.vector_alu.VectorAlu` instances share the stage's ports:
   bits, so a group holds whole lanes and the SWAR words need no change). Each group takes the cycles a whole beat
   would take on a full-width ALU (``occ / G``, G = n / nb, set by the engine);
   the results of groups 0 .. G-2 are kept in registers and the last group's is
-  passed through, so the stage's outputs are complete in the beat's last cycle,
-  exactly where a full-width ALU has them. The narrow path's magnitude-mode
+  passed through, so the beat is complete in its last cycle, exactly where a
+  full-width ALU has it. The narrow path's magnitude-mode
   results (MUL, ASL, POW, DIV, MOD) are turned into exact ones on its ``nb`` bits
   (`hw.vector_convert.exact_from_magnitude`), so the stage's outputs are always in
   exact mode and have no ``hi`` word: the full-width converter needs no magnitude
@@ -24,7 +24,10 @@ CCU2C against 47,634 + 1,312); the narrow kinds run at one quarter of their
 full-width rate, e.g. CLIP on int8 at 8 bytes per cycle. DIV/MOD were one 64-bit lane group at a time
 already and keep their speed.
 
-Latency: combinational, like `VectorAlu`. Throughput: one beat per ``occ`` cycles
+The narrow path's beat (the kept groups and the last group's result) is registered
+at ``take``, beside the wide path's front words.
+
+Latency: one cycle after ``take``, like `VectorAlu`. Throughput: one beat per ``occ`` cycles
 (``occ`` as the engine computes it, G times the full-width figure for the
 narrow kinds but DIV/MOD).
 """
@@ -59,6 +62,7 @@ class SplitAlu(wiring.Component):
             **{p: In(n) for p in PORTS_IN},
             "it": In(OCC_BITS),
             "step": In(1),
+            "take": In(1),
             **{p: Out(n) for p in PORTS_OUT},
         })
 
@@ -68,7 +72,7 @@ class SplitAlu(wiring.Component):
         G = n // nb
         cfg = self.cfg
         m.submodules.wide = wide = VectorAlu(n, ALL_KINDS - NARROW_KINDS, self.widths)
-        m.submodules.narrow = narrow = VectorAlu(nb, NARROW_KINDS, self.widths)
+        m.submodules.narrow = narrow = VectorAlu(nb, NARROW_KINDS, self.widths, registered=False)
 
         is_narrow = Signal()
         m.d.comb += is_narrow.eq(Cat(cfg.kind == k for k in sorted(NARROW_KINDS)).any())
@@ -86,6 +90,7 @@ class SplitAlu(wiring.Component):
         m.d.comb += group_last.eq(sub == occ_g - 1)
 
         m.d.comb += [wide.cfg.eq(cfg), wide.it.eq(self.it), wide.step.eq(self.step),
+                     wide.take.eq(self.take),
                      narrow.cfg.eq(cfg), narrow.it.eq(sub), narrow.step.eq(self.step & ~group_last)]
         for p in PORTS_IN:
             m.d.comb += [getattr(wide, p).eq(getattr(self, p)),
@@ -114,7 +119,10 @@ class SplitAlu(wiring.Component):
                             m.d.sync += [kept[p][i].eq(nres[p]) for p in PORTS_OUT]
             with m.Else():
                 m.d.sync += [g_r.eq(g), sub_r.eq(sub + 1)]
+        # the narrow path's beat, registered at `take` like the wide path's front words
+        n_out = {p: Signal(n, name=f"t_n_{p}", reset_less=True) for p in PORTS_OUT}
+        with m.If(self.take):
+            m.d.sync += [n_out[p].eq(Cat(*kept[p], nres[p])) for p in PORTS_OUT]
         for p in PORTS_OUT:
-            m.d.comb += getattr(self, p).eq(Mux(is_narrow, Cat(*kept[p], nres[p]),
-                                                getattr(wide, p)))
+            m.d.comb += getattr(self, p).eq(Mux(is_narrow, n_out[p], getattr(wide, p)))
         return m

@@ -1,5 +1,5 @@
-"""The beat pipeline of the vector engine: unpack (S0), ALU (S1), convert and pack
-(S2). `golden/cycle/vector.py` models its timing register for register.
+"""The beat pipeline of the vector engine: unpack (S0), ALU front (S1), ALU tail (T),
+convert and pack (S2). `golden/cycle/vector.py` models its timing register for register.
 
 A *beat* is up to E = N / L elements (N = 8 W datapath bits, L = the widest unit
 of the instruction), so every beat moves at most W bytes of its widest operand:
@@ -14,14 +14,17 @@ empty or advancing in the same cycle):
   ``c_due`` is high in the first ALU cycle of a MEDIAN beat (which uses only
   sources 0 and 1), the caller then shows source 2 on ``win1`` and it is captured
   at the end of that cycle. One unpacker serves sources 1 and 2.
-* **S1 (ALU)**: `hw.vector_alu` (or `hw.vector_alu_split`, with a narrow path)
-  computes from the S0 register for ``occ`` cycles (1 for every single-cycle
-  kind) and its result is captured at the end of the last one, freeing S0.
+* **S1 (ALU front)**: `hw.vector_alu` (or `hw.vector_alu_split`, with a narrow
+  path) computes from the S0 register for ``occ`` cycles (1 for every single-cycle
+  kind); the ALU's ``take`` registers its front words at the end of the last one
+  (the T register, freeing S0).
+* **T (ALU tail)**: the ALU's outputs, computed from the T register, are captured
+  into the S1 result register.
 * **S2 (convert/pack)**: `hw.vector_convert` applies D-CONVERT and packs the
   destination elements; the S2 register is the beat offered to the writer.
 
-Latency: three cycles from `load` to `out_valid` for single-cycle kinds
-(``occ + 2`` in general); throughput one beat per ``occ`` cycles.
+Latency: four cycles from `load` to `out_valid` for single-cycle kinds
+(``occ + 3`` in general); throughput one beat per ``occ`` cycles.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -59,7 +62,7 @@ class BeatPipe(wiring.Component):
             "out_data": Out(n),
             "out_cnt": Out(range(cnt_w)),
             # pipeline state, for the cycle model
-            "v0": Out(1), "v1": Out(1), "v2": Out(1), "it": Out(OCC_BITS),
+            "v0": Out(1), "vt": Out(1), "v1": Out(1), "v2": Out(1), "it": Out(OCC_BITS),
         })
 
     def elaborate(self, platform):
@@ -84,7 +87,7 @@ class BeatPipe(wiring.Component):
             s = ln.comb(v & ln.H & sg.replicate(n), tag + "_s")
             return v, s
 
-        v0, v1, v2 = Signal(), Signal(), Signal()
+        v0, vt, v1, v2 = Signal(), Signal(), Signal(), Signal()
         it = Signal(OCC_BITS)
         c_due = Signal()
         m.d.comb += c_due.eq(v0 & (it == 0) & (cfg.kind == Kind.MEDIAN))
@@ -92,6 +95,7 @@ class BeatPipe(wiring.Component):
         src12 = unpack(self.win1, Mux(c_due, cfg.b2, cfg.b1), Mux(c_due, cfg.sg2, cfg.sg1), "u1")
         regs = [Signal(n, name=nm) for nm in ("a", "as_", "b", "bs", "c", "cs")]
         d0 = Signal.like(self.load_dnib, name="dnib0")
+        dt = Signal.like(self.load_dnib, name="dnib_t")
         d1 = Signal.like(self.load_dnib, name="dnib1")
 
         # --- S1 -------------------------------------------------------------------------------------
@@ -113,14 +117,15 @@ class BeatPipe(wiring.Component):
         # --- control -------------------------------------------------------------------------------
         take2 = v2 & self.out_ready
         adv1 = v1 & (~v2 | take2)
+        advt = vt & (~v1 | adv1)
         last_it = it == cfg.occ - 1
-        fin = v0 & last_it & (~v1 | adv1)
+        fin = v0 & last_it & (~vt | advt)
         step = v0 & ~last_it
         m.d.comb += [
-            alu.step.eq(step),
+            alu.step.eq(step), alu.take.eq(fin),
             self.s0_free.eq(~v0 | fin), self.c_due.eq(c_due),
             self.out_valid.eq(v2), self.out_data.eq(o_data), self.out_cnt.eq(o_cnt),
-            self.v0.eq(v0), self.v1.eq(v1), self.v2.eq(v2), self.it.eq(it),
+            self.v0.eq(v0), self.vt.eq(vt), self.v1.eq(v1), self.v2.eq(v2), self.it.eq(it),
         ]
         with m.If(self.load):
             m.d.sync += [v0.eq(1), d0.eq(self.load_dnib)]
@@ -131,12 +136,16 @@ class BeatPipe(wiring.Component):
         with m.If(c_due):
             m.d.sync += [regs[4].eq(src12[0]), regs[5].eq(src12[1])]
         with m.If(fin):
-            m.d.sync += [it.eq(0), v1.eq(1), d1.eq(d0)] + [r.eq(getattr(alu, p)) for p, r in res.items()]
+            m.d.sync += [it.eq(0), vt.eq(1), dt.eq(d0)]
         with m.Else():
             with m.If(step):
                 m.d.sync += it.eq(it + 1)
-            with m.If(adv1):
-                m.d.sync += v1.eq(0)
+            with m.If(advt):
+                m.d.sync += vt.eq(0)
+        with m.If(advt):
+            m.d.sync += [v1.eq(1), d1.eq(dt)] + [r.eq(getattr(alu, p)) for p, r in res.items()]
+        with m.Elif(adv1):
+            m.d.sync += v1.eq(0)
         with m.If(adv1):
             m.d.sync += [v2.eq(1), o_data.eq(conv.out), o_cnt.eq(d1)]
         with m.Elif(take2):

@@ -109,7 +109,7 @@ class Lanes:
 
     # --- lane-wide masks ---------------------------------------------------------------------
 
-    def _broadcast(self, flags, name):
+    def broadcast(self, flags, name):
         """Lane-wide masks from per-lane flags: ``flags[i]`` holds one bit per lane of
         width 4 << i."""
         out = self.sig(name)
@@ -122,6 +122,11 @@ class Lanes:
     def lane_any(self, x, name="any"):
         """Lane-wide mask of the lanes of `x` with any bit set (one OR tree serves
         every lane width: nibbles, then pairs of them, ...)."""
+        return self.broadcast(self.lane_any_flags(x, name), name)
+
+    def lane_any_flags(self, x, name="any"):
+        """The OR tree of `lane_any` before its broadcast: one flag word per lane
+        width (``flags[i]``: one bit per lane of 4 << i bits), for `broadcast`."""
         x = self.signal(x, name + "_in")
         level = Signal(self.n // 4, name=f"{self.prefix}_{name}_or4_{self._k}")
         self.m.d.comb += level.eq(Cat(x[4 * i:4 * i + 4].any() for i in range(self.n // 4)))
@@ -131,13 +136,13 @@ class Lanes:
             nxt = Signal(self.n // L, name=f"{self.prefix}_{name}_or{L}_{self._k}")
             self.m.d.comb += nxt.eq(Cat(prev[2 * k] | prev[2 * k + 1] for k in range(self.n // L)))
             flags.append(nxt)
-        return self._broadcast(flags, name)
+        return flags
 
     def lane_flag(self, x, name="flag"):
         """Lane-wide mask from a flag word whose only set bits are lane MSBs (sign
         words, carries): no OR needed."""
         x = self.signal(x, name + "_in")
-        return self._broadcast([x[L - 1::L] for L in LANE_BITS], name)
+        return self.broadcast([x[L - 1::L] for L in LANE_BITS], name)
 
     def lane_bit(self, x, pos, name="bit"):
         """Lane-wide mask of the lanes whose bit `pos` (an int, or a function of L)

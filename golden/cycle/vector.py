@@ -32,9 +32,10 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
 * **S0 -> S1**: the ALU holds a beat for ``occ`` cycles (1; MEDIAN 2; MUL 2 for
   64 x 64-bit products, ASL/LSL/ROR 2 for 64-bit lanes; DIV/MOD L per 64-bit
   lane group, W / 8 groups; POW 1 + 2 * bits(y) * passes; every `NARROW` kind but
-  DIV/MOD times ``config.narrow_groups``) and finishes when S1
-  is free or advancing; S1 -> S2 when S2 is free or advancing; S2 -> writer when
-  the writer's request register is free or being freed.
+  DIV/MOD times ``config.narrow_groups``) and finishes into the ALU's tail
+  register T when T is free or advancing; T -> S1 when S1 is free or advancing;
+  S1 -> S2 when S2 is free or advancing; S2 -> writer when the writer's request
+  register is free or being freed.
 * **writer**: assembles rows, emits a row request when the stream passes the row's
   end or ends, and a final partial row one cycle later if needed; done when
   everything has been taken, then ``done`` in the next cycle.
@@ -145,6 +146,7 @@ class VectorOutputs:
     wr_be: int
     state: int
     v0: int
+    vt: int
     v1: int
     v2: int
     it: int
@@ -157,7 +159,7 @@ SIGNALS = {  # model field -> the RTL signal it predicts
     "cmd_ready": "cmd.ready", "done_valid": "done.valid", "done_fault": "done.payload.fault",
     "rd_a_valid": "rd_a.req.valid", "rd_a_row": "rd_a.req.payload", "rd_b_valid": "rd_b.req.valid",
     "rd_b_row": "rd_b.req.payload", "wr_valid": "wr.req.valid", "wr_row": "wr.req.payload.row",
-    "wr_be": "wr.req.payload.be", "state": "dbg_state", "v0": "dbg_v0", "v1": "dbg_v1", "v2": "dbg_v2",
+    "wr_be": "wr.req.payload.be", "state": "dbg_state", "v0": "dbg_v0", "vt": "dbg_vt", "v1": "dbg_v1", "v2": "dbg_v2",
     "it": "dbg_it",
 }
 
@@ -262,9 +264,9 @@ class VectorModel:
         self.b_hold = self.b_hold_own = self.b_prio = self.b_pend_own = False
         self.a_pend = self.b_pend = False
         self.eleft = self.dleft = 0
-        self.v0 = self.v1 = self.v2 = False
+        self.v0 = self.vt = self.v1 = self.v2 = False
         self.it = 0
-        self.d0 = self.d1 = self.o_cnt = 0
+        self.d0 = self.dt = self.d1 = self.o_cnt = 0
         self.need_c = 0
         self.tail_row = 0
         self.pending_cmd = None
@@ -316,7 +318,7 @@ class VectorModel:
             rd_a_valid=int(a_valid), rd_a_row=r0.irow if a_valid else 0,
             rd_b_valid=int(b_valid), rd_b_row=b_row,
             wr_valid=int(w.wv), wr_row=w.wrow if w.wv else 0, wr_be=w.wbe if w.wv else 0,
-            state=st, v0=int(self.v0), v1=int(self.v1), v2=int(self.v2), it=self.it)
+            state=st, v0=int(self.v0), vt=int(self.vt), v1=int(self.v1), v2=int(self.v2), it=self.it)
 
     def _own2(self):
         r1, r2 = self.readers[1], self.readers[2]
@@ -348,9 +350,10 @@ class VectorModel:
         out_ready = w.in_ready(ready_w) and run
         take2 = self.v2 and out_ready
         adv1 = self.v1 and (not self.v2 or take2)
+        advt = self.vt and (not self.v1 or adv1)
         occ = p.occ if p else 1
         last_it = self.it == occ - 1
-        fin = self.v0 and last_it and (not self.v1 or adv1)
+        fin = self.v0 and last_it and (not self.vt or advt)
         step = self.v0 and not last_it
         s0_free = not self.v0 or fin
         c_due = self.v0 and self.it == 0 and S2 in p.sources
@@ -458,18 +461,22 @@ class VectorModel:
             w.edge(w_in_valid, w_cnt, ready_w)
 
         # pipeline registers (every right-hand side is this cycle's value)
-        d0, d1 = self.d0, self.d1
+        d0, dt, d1 = self.d0, self.dt, self.d1
         if adv1:
             self.v2, self.o_cnt = True, d1
         elif take2:
             self.v2 = False
+        if advt:
+            self.v1, self.d1 = True, dt
+        elif adv1:
+            self.v1 = False
         if fin:
-            self.it, self.v1, self.d1 = 0, True, d0
+            self.it, self.vt, self.dt = 0, True, d0
         else:
             if step:
                 self.it += 1
-            if adv1:
-                self.v1 = False
+            if advt:
+                self.vt = False
         if load:
             self.v0, self.d0 = True, dnib
         elif fin:
