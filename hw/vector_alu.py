@@ -2,7 +2,7 @@
 D-LOGIC, D-SHIFT, D-NARROW, D-DIV, D-COMPARE, D-ROUNDUP, D-DATACONVERT).
 
 Input: one beat of unpacked operands (lane words ``a``, ``b``, ``c`` with their
-sign words, see `hw.vector_swar`), all lanes of the same width L (the widest unit
+sign words, see `hw.vector_swar`, and lane-wide sign masks ``am``, ``bm`` of a and b), all lanes of the same width L (the widest unit
 of the instruction). Output: for every lane the exact result, before conversion
 to the destination unit, in one of two forms that `Converter` understands:
 
@@ -107,7 +107,11 @@ class VectorAlu(wiring.Component):
     kinds built (default all; for the others the outputs stay at their defaults, see
     `hw.vector_alu_split`); `widths`: the lane widths built (``cfg.lsel`` selects no
     other); `registered`: the front's words are registered at ``take`` and the outputs
-    follow one cycle later (else the ALU is combinational and ``take`` unused)."""
+    follow one cycle later (else the ALU is combinational and ``take`` unused).
+
+    ``cfg`` must hold its value from the cycle before a beat's first S1 cycle (the
+    engine sets it in PREP, before the first read): the selects of A1's operands and
+    the lane constants of the immediates are registered functions of it."""
 
     def __init__(self, n, kinds=ALL_KINDS, widths=LANE_BITS, registered=True):
         self.n = n
@@ -117,6 +121,7 @@ class VectorAlu(wiring.Component):
         super().__init__({
             "cfg": In(beat_config_layout()),
             "a": In(n), "as_": In(n), "b": In(n), "bs": In(n), "c": In(n), "cs": In(n),
+            "am": In(n), "bm": In(n),           # lane-wide sign masks of a and b
             "it": In(OCC_BITS),
             "step": In(1),
             "take": In(1),
@@ -156,13 +161,16 @@ class VectorAlu(wiring.Component):
                                       flags["fit"].eq((vs >= -(1 << L)) & (vs < (1 << L)))]
             sgn = Signal(n, name=f"{tag}_neg")
             cm.d.comb += sgn.eq(Mux(vs < 0, H, 0))
-            return val, sgn, flags
+            # registered: functions of `cfg` only, set a cycle before a beat needs them (see A1's selects)
+            regs = [Signal(n, name=f"{tag}_low_r", reset_less=True), Signal(n, name=f"{tag}_neg_r", reset_less=True)]
+            fregs = {f: Signal(name=f"{tag}_{f}_r", reset_less=True) for f in flags}
+            m.d.sync += [regs[0].eq(val), regs[1].eq(sgn)] + [fregs[f].eq(flags[f]) for f in flags]
+            return regs[0], regs[1], fregs
 
         t_low, t_neg, t_f = imm_consts(cfg.imm0, "imm0")
         u_low, u_neg, u_f = imm_consts(cfg.imm1, "imm1")
 
-        asm = ln.lane_flag(as_, "asm")
-        bsm = ln.lane_flag(bs, "bsm")
+        asm, bsm = self.am, self.bm
         kind = cfg.kind
         first = self.it == 0
         WS = [(cfg.ws, range(5))]                    # key: shift field width (b0, or L)

@@ -45,7 +45,7 @@ from .wide_mux import select_word
 
 __all__ = ["SplitAlu"]
 
-PORTS_IN = ("a", "as_", "b", "bs", "c", "cs")
+PORTS_IN = ("a", "as_", "b", "bs", "c", "cs", "am", "bm")
 PORTS_OUT = ("low", "neg", "fit")
 
 

@@ -83,9 +83,15 @@ class BeatPipe(wiring.Component):
                     return None
                 return Cat(Cat(win[k * b:(k + 1) * b], sbits[(k + 1) * b - 1].replicate(L - b))
                            for k in range(n // L))
+            def fm(L, b):                                   # every bit of a lane: its sign
+                b = 4 << b
+                if b > L:
+                    return None
+                return Cat(sbits[(k + 1) * b - 1].replicate(L) for k in range(n // L))
             v = ln.per_lane(tag, f, keys=[(bsel, range(5))])
             s = ln.comb(v & ln.H & sg.replicate(n), tag + "_s")
-            return v, s
+            sm = ln.per_lane(tag + "_m", fm, keys=[(bsel, range(5))])
+            return v, s, sm
 
         v0, vt, v1, v2 = Signal(), Signal(), Signal(), Signal()
         it = Signal(OCC_BITS)
@@ -93,7 +99,10 @@ class BeatPipe(wiring.Component):
         m.d.comb += c_due.eq(v0 & (it == 0) & (cfg.kind == Kind.MEDIAN))
         src0 = unpack(self.win0, cfg.b0, cfg.sg0, "u0")
         src12 = unpack(self.win1, Mux(c_due, cfg.b2, cfg.b1), Mux(c_due, cfg.sg2, cfg.sg1), "u1")
-        regs = [Signal(n, name=nm) for nm in ("a", "as_", "b", "bs", "c", "cs")]
+        # the operands, their sign words (flags at the lane MSBs) and for sources 0 and 1
+        # lane-wide sign masks (straight from the window, beside the unpacking: the ALU
+        # needs no broadcast of the sign flags in its paths)
+        regs = [Signal(n, name=nm) for nm in ("a", "as_", "b", "bs", "c", "cs", "am", "bm")]
         d0 = Signal.like(self.load_dnib, name="dnib0")
         dt = Signal.like(self.load_dnib, name="dnib_t")
         d1 = Signal.like(self.load_dnib, name="dnib1")
@@ -102,7 +111,7 @@ class BeatPipe(wiring.Component):
         m.submodules.alu = alu = (VectorAlu(n, widths=self.widths) if self.nb == n
                                     else SplitAlu(n, self.nb, self.widths))
         m.d.comb += [alu.cfg.eq(cfg), alu.it.eq(it)]
-        for port, r in zip((alu.a, alu.as_, alu.b, alu.bs, alu.c, alu.cs), regs):
+        for port, r in zip((alu.a, alu.as_, alu.b, alu.bs, alu.c, alu.cs, alu.am, alu.bm), regs):
             m.d.comb += port.eq(r)
         # the S1 result; a `SplitAlu` delivers exact mode only (no `hi` word)
         res_ports = ("low", "hi", "neg", "fit") if self.nb == n else ("low", "neg", "fit")
@@ -129,7 +138,7 @@ class BeatPipe(wiring.Component):
         ]
         with m.If(self.load):
             m.d.sync += [v0.eq(1), d0.eq(self.load_dnib)]
-            for r, val in zip(regs[:4], src0 + src12):
+            for r, val in zip(regs[:4] + regs[6:], src0[:2] + src12[:2] + (src0[2], src12[2])):
                 m.d.sync += r.eq(val)
         with m.Elif(fin):
             m.d.sync += v0.eq(0)
