@@ -59,9 +59,6 @@ POW        right-to-left square and multiply over the bits of y, both      1 + 2
 =========  ==============================================================  =====================
 """
 
-import functools
-import operator
-
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -165,10 +162,10 @@ class VectorAlu(wiring.Component):
             regs = [Signal(n, name=f"{tag}_low_r", reset_less=True), Signal(n, name=f"{tag}_neg_r", reset_less=True)]
             fregs = {f: Signal(name=f"{tag}_{f}_r", reset_less=True) for f in flags}
             m.d.sync += [regs[0].eq(val), regs[1].eq(sgn)] + [fregs[f].eq(flags[f]) for f in flags]
-            return regs[0], regs[1], fregs
+            return regs[0], regs[1], fregs, val, sgn
 
-        t_low, t_neg, t_f = imm_consts(cfg.imm0, "imm0")
-        u_low, u_neg, u_f = imm_consts(cfg.imm1, "imm1")
+        t_low, t_neg, t_f, t_low_c, t_neg_c = imm_consts(cfg.imm0, "imm0")
+        u_low, u_neg, u_f, _, _ = imm_consts(cfg.imm1, "imm1")
 
         asm, bsm = self.am, self.bm
         kind = cfg.kind
@@ -231,35 +228,50 @@ class VectorAlu(wiring.Component):
         rb = ln.comb(Mux(cfg.rnd, y_asr & LO, 0), "asr_rb")
         ysh = ln.comb(((y_asr >> 1) & NH) | (asm & H), "asr_ysh")
 
-        # A1's operands: an AND-OR of the choices, each under a registered select. The
-        # selects are functions of `cfg` only, which the engine sets (PREP) at least a cycle
-        # before a beat's first S1 cycle: registering them takes the decoding of the kind out
-        # of the path from the operands through the adder.
+        # A1's operands: an AND-OR of the choices, each under a registered select, the
+        # choices that are constants (the threshold, SIGN's 1) registered with their select.
+        # Selects and constants are functions of `cfg` only, which the engine sets (PREP) at
+        # least a cycle before a beat's first S1 cycle: registering them takes the decoding
+        # of the kind out of the path from the operands through the adder.
         def route_sel(name, cond):
             sel = Signal(name="a1_sel_" + name)
             m.d.sync += sel.eq(cond)
             return sel
 
-        routes = {                      # choice -> (x1, x1s, y1, y1s) for the kinds of the choice
-            "thres_lt": ((Kind.THRES,), cfg.lt, (a, as_, t_low, t_neg)),
-            "thres_gt": ((Kind.THRES,), ~cfg.lt, (t_low, t_neg, a, as_)),
-            "clip": ((Kind.CLIP,), 1, (a, as_, t_low, t_neg)),                 # a < lo
-            "abs": ((Kind.ABS,), 1, (a & ~asm, 0, a & asm, as_)),
-            "sign": ((Kind.SIGN,), 1, (LO & ~asm, 0, LO & asm, 0)),           # ABS of 1: 1 - 0 or 0 - 1
-            "asr": ((Kind.ASR,), 1, (ysh, as_, rb, 0)),
-        }
-        choices, conds = [], []
-        for name, (ks, cond, vals) in routes.items():
-            if any(k in self.kinds for k in ks):
-                conds.append(cond & kind.matches(*ks))
-                choices.append((route_sel(name, conds[-1]), vals))
-        med = route_sel("median", kind == Kind.MEDIAN) if Kind.MEDIAN in self.kinds else Const(0)
-        ab = route_sel("ab", ~Cat(*conds, kind == Kind.MEDIAN).any())      # a - b: every other kind
-        choices += [(med & ~first, (a, as_, c, cs)),   # MEDIAN after its first cycle: a < c
-                    (ab | (med & first), (a, as_, b, bs))]
-        for i, word in enumerate((x1, x1s, y1, y1s)):
-            terms = [vals[i] & sel.replicate(n) for sel, vals in choices if not isinstance(vals[i], int)]
-            m.d.comb += word.eq(functools.reduce(operator.or_, terms))
+        def route_word(name, value):
+            word = Signal(n, name="a1_k_" + name, reset_less=True)
+            m.d.sync += word.eq(value)
+            return word
+
+        def kind_is(*ks, cond=1):
+            built = [k for k in ks if k in self.kinds]
+            return (cond & kind.matches(*built)) if built else Const(0)
+
+        c_tlt, c_tgt = kind_is(Kind.THRES, cond=cfg.lt), kind_is(Kind.THRES, cond=~cfg.lt)
+        c_clip, c_abs, c_sign = kind_is(Kind.CLIP), kind_is(Kind.ABS), kind_is(Kind.SIGN)
+        c_asr, c_med = kind_is(Kind.ASR), kind_is(Kind.MEDIAN)
+        c_ab = ~(c_tlt | c_tgt | c_clip | c_abs | c_sign | c_asr | c_med)      # a - b: every other kind
+        s_med, s_asr, s_abs = route_sel("med", c_med), route_sel("asr", c_asr), route_sel("abs", c_abs)
+        s_med_b = s_med & first                        # MEDIAN's first cycle: a < b; then a < c
+        s_med_c = s_med & ~first
+
+        def rep(sel):
+            return sel.replicate(n)
+
+        k_sign = route_word("sign", Mux(c_sign, LO, 0))          # SIGN: ABS of 1, 1 - 0 or 0 - 1
+        m.d.comb += [
+            x1.eq((a & (rep(route_sel("x_a", c_tlt | c_clip | c_med | c_ab)) | (rep(s_abs) & ~asm)))
+                  | route_word("x_t", Mux(c_tgt, t_low_c, 0)) | (k_sign & ~asm) | (ysh & rep(s_asr))),
+            x1s.eq((as_ & rep(route_sel("xs_a", ~(c_tgt | c_abs | c_sign))))
+                   | route_word("xs_t", Mux(c_tgt, t_neg_c, 0))),
+            y1.eq((b & rep(route_sel("y_b", c_ab) | s_med_b)) | (c & rep(s_med_c))
+                  | route_word("y_t", Mux(c_tlt | c_clip, t_low_c, 0))
+                  | (a & (rep(route_sel("y_a", c_tgt)) | (rep(s_abs) & asm))) | (k_sign & asm)
+                  | (rb & rep(s_asr))),
+            y1s.eq((bs & rep(route_sel("ys_b", c_ab) | s_med_b)) | (cs & rep(s_med_c))
+                   | route_word("ys_t", Mux(c_tlt | c_clip, t_neg_c, 0))
+                   | (as_ & rep(route_sel("ys_a", c_tgt | c_abs)))),
+        ]
         m.d.comb += sub1.eq(route_sel("sub", ~kind.matches(Kind.ADD, Kind.ASR)))
 
         # A2's operands and the right shifter's

@@ -165,13 +165,20 @@ class Lanes:
     def lane_sum(self, x, y, cin=0, name="s"):
         """(x & NH) + (y & NH) + cin, one carry chain per 64-bit group: every lane MSB is
         masked off and no lane crosses a group, so no carry leaves a group and the word
-        needs no carry chain longer than 64 bits (one 256-bit chain is four times as long)."""
+        needs no carry chain longer than 64 bits (one 256-bit chain is four times as long).
+
+        `cin` (bits at lane LSBs only) is no third addend: the carry into a lane comes
+        from the MSB position below it, set to 1 in both addends (its sum bit is still the
+        carry out of the lane's low bits), and into a group's first lane through an extra
+        bit below the group's LSB."""
         NH = self.NH
         x, y, cin = (Const(v, self.n) if isinstance(v, int) else v for v in (x, y, cin))
-        xs, ys = self.comb(x & NH, name + "_x"), self.comb(y & NH, name + "_y")
         cs = self.signal(cin, name + "_c")
+        up = (cs >> 1)[:self.n]                          # lane k's cin at lane k-1's MSB
+        xs, ys = self.comb((x & NH) | up, name + "_x"), self.comb((y & NH) | up, name + "_y")
         g = min(self.n, LANE_BITS[-1])
-        return self.comb(Cat((xs[i:i + g] + ys[i:i + g] + cs[i:i + g])[:g] for i in range(0, self.n, g)), name)
+        return self.comb(Cat((Cat(cs[i], xs[i:i + g]) + Cat(cs[i], ys[i:i + g]))[1:g + 1]
+                             for i in range(0, self.n, g)), name)
 
     def add(self, a, a_s, b, b_s, cin, name="add"):
         """Exact lane-wise a + b + cin of (L+1)-bit values (`a_s`, `b_s`: sign flags at
