@@ -108,7 +108,8 @@ class VectorAlu(wiring.Component):
 
     ``cfg`` must hold its value from the cycle before a beat's first S1 cycle (the
     engine sets it in PREP, before the first read): the selects of A1's operands and
-    the lane constants of the immediates are registered functions of it."""
+    of the tail's result, and the lane constants of the immediates, are registered
+    functions of it."""
 
     def __init__(self, n, kinds=ALL_KINDS, widths=LANE_BITS, registered=True):
         self.n = n
@@ -162,10 +163,10 @@ class VectorAlu(wiring.Component):
             regs = [Signal(n, name=f"{tag}_low_r", reset_less=True), Signal(n, name=f"{tag}_neg_r", reset_less=True)]
             fregs = {f: Signal(name=f"{tag}_{f}_r", reset_less=True) for f in flags}
             m.d.sync += [regs[0].eq(val), regs[1].eq(sgn)] + [fregs[f].eq(flags[f]) for f in flags]
-            return regs[0], regs[1], fregs, val, sgn
+            return regs[0], regs[1], fregs, val, sgn, flags
 
-        t_low, t_neg, t_f, t_low_c, t_neg_c = imm_consts(cfg.imm0, "imm0")
-        u_low, u_neg, u_f, _, _ = imm_consts(cfg.imm1, "imm1")
+        t_low, t_neg, t_f, t_low_c, t_neg_c, t_f_c = imm_consts(cfg.imm0, "imm0")
+        u_low, u_neg, u_f, _, _, _ = imm_consts(cfg.imm1, "imm1")
 
         asm, bsm = self.am, self.bm
         kind = cfg.kind
@@ -462,59 +463,48 @@ class VectorAlu(wiring.Component):
             m.d.comb += [t[k].eq(v) for k, v in words.items()]
         ta, tas, tb, tbs = t["a"], t["as"], t["b"], t["bs"]
         tlt = ln.lane_flag(t["r1_neg"], "t_lt")            # a < b (A1's subtraction)
-        out = (self.low, self.hi, self.neg, self.fit)
 
-        def tail(lo_, ng, ft=None):
-            m.d.comb += [self.low.eq(lo_), self.neg.eq(ng & H), self.fit.eq(H if ft is None else ft), self.hi.eq(0)]
+        # the result: an AND-OR of the kinds' selections under registered selects (decoded
+        # from `cfg` like A1's), no multiplexer chain by kind after the lane flags
+        def tsel(name, *ks, cond=1):
+            return rep(route_sel("t_" + name, kind_is(*ks, cond=cond)))
 
-        with m.Switch(kind):
-            with kcase(Kind.ADD, Kind.SUB, Kind.ABS, Kind.SIGN):
-                tail(t["r1_low"], t["r1_neg"], t["r1_fit"])
-
-            with kcase(Kind.MAX, Kind.MIN, Kind.THRES, Kind.IDENT):
-                # a, except in the lanes of `take`: b (MAX, MIN) or 0 (THRES); one selection
-                # serves the four kinds
-                take = Signal(n, name="take")
-                with m.Switch(kind):
-                    with kcase(Kind.MAX):
-                        m.d.comb += take.eq(tlt)                       # a < b
-                    with kcase(Kind.MIN):
-                        m.d.comb += take.eq(~tlt)
-                    with kcase(Kind.THRES):
-                        above, below, tfit = t_f["above"], t_f["below"], t_f["fit"]
-                        with m.If(cfg.lt):                             # keep a < t
-                            m.d.comb += take.eq(~Mux(above, ALL, Mux(tfit, tlt, 0)))
-                        with m.Else():                                 # keep t < a
-                            m.d.comb += take.eq(~Mux(below, ALL, Mux(tfit, tlt, 0)))
-                keep_b = Signal(n, name="take_b")                      # b in the taken lanes (not THRES)
-                m.d.comb += keep_b.eq(Mux(kind == Kind.THRES, 0, take))
-                tail((ta & ~take) | (tb & keep_b), (tas & ~take) | (tbs & keep_b))
-
-            with kcase(Kind.MAXSI, Kind.MINSI, Kind.CMP):
-                tne = ln.broadcast([t[f"ne{i}"] for i in range(len(ne_flags))], "t_ne") if ne_flags else 0
-                cmp_t = Signal(n, name="cmp_t")
-                with m.If(kind == Kind.MAXSI):
-                    m.d.comb += cmp_t.eq(tlt)                          # b > a
-                with m.Elif(kind == Kind.MINSI):
-                    m.d.comb += cmp_t.eq(~tlt & tne)                   # b < a
-                with m.Else():
-                    with m.Switch(cfg.variant):
-                        for v, e in enumerate((~tne, tne, tlt | ~tne, tlt, ~tlt, ~tlt & tne)):
-                            with m.Case(v):
-                                m.d.comb += cmp_t.eq(e)
-                tail(cmp_t & LO, 0)
-
-            with kcase(Kind.LOGIC):
-                # the variant's truth table (tt[2a + b]), one lookup per bit
-                tt = Signal(4, name="logic_tt")
-                with m.Switch(cfg.variant):
-                    for v, tv in enumerate((0b1000, 0b1110, 0b0110, 0b0011, 0b0100)):
-                        with m.Case(v):
-                            m.d.comb += tt.eq(tv)
-                tail((ta & tb & tt[3].replicate(n)) | (ta & ~tb & tt[2].replicate(n))
-                     | (~ta & tb & tt[1].replicate(n)) | (~ta & ~tb & tt[0].replicate(n)), 0)
-
-            with m.Default():                                          # the front's result
-                m.d.comb += [o.eq(t[k]) for o, k in zip(out, ("low", "hi", "neg", "fit"))]
+        var = cfg.variant
+        s_arith = tsel("arith", Kind.ADD, Kind.SUB, Kind.ABS, Kind.SIGN)
+        s_mm = tsel("mm", Kind.MAX, Kind.MIN, Kind.THRES, Kind.IDENT)
+        s_cmp = tsel("cmp", Kind.MAXSI, Kind.MINSI, Kind.CMP)
+        s_logic = tsel("logic", Kind.LOGIC)
+        s_front = rep(route_sel("t_front", ~Cat(kind == k for k in TAIL_KINDS).any()))
+        # MAX, MIN, THRES, IDENT: a, except in the lanes of `take`: b (MAX, MIN) or 0 (THRES)
+        # THRES keeps a < t (lt) or t < a: take every lane when t is above (below) every
+        # lane value, else the lanes where the comparison fails
+        t_all = tsel("thr_all", Kind.THRES, cond=Mux(cfg.lt, t_f_c["above"], t_f_c["below"]))
+        t_cmp = tsel("thr_cmp", Kind.THRES, cond=t_f_c["fit"])
+        keep_b = ln.comb((tlt & tsel("max", Kind.MAX)) | (~tlt & tsel("min", Kind.MIN)), "take_b")
+        take = ln.comb(keep_b | (tsel("thr", Kind.THRES) & ~(t_all | (t_cmp & tlt))), "take")
+        mm_low = ln.comb((ta & ~take) | (tb & keep_b), "mm_low")
+        mm_neg = ln.comb((tas & ~take) | (tbs & keep_b), "mm_neg")
+        # MAXSI, MINSI, CMP: a flag per lane (tne: a != b)
+        tne = ln.broadcast([t[f"ne{i}"] for i in range(len(ne_flags))], "t_ne") if ne_flags else Const(0, n)
+        cmp_t = ln.comb((tlt & (tsel("c_maxsi", Kind.MAXSI) | tsel("c_lt", Kind.CMP, cond=var == 3)))
+                        | (~tlt & tne & (tsel("c_minsi", Kind.MINSI) | tsel("c_gt", Kind.CMP, cond=var == 5)))
+                        | (~tne & tsel("c_eq", Kind.CMP, cond=var == 0)) | (tne & tsel("c_ne", Kind.CMP, cond=var == 1))
+                        | ((tlt | ~tne) & tsel("c_le", Kind.CMP, cond=var == 2))
+                        | (~tlt & tsel("c_ge", Kind.CMP, cond=var == 4)), "cmp_t")
+        # LOGIC: the variant's truth table (tt[2a + b]), one lookup per bit
+        tt = Signal(4, name="logic_tt")
+        with m.Switch(var):
+            for v, tv in enumerate((0b1000, 0b1110, 0b0110, 0b0011, 0b0100)):
+                with m.Case(v):
+                    m.d.sync += tt.eq(tv)
+        logic = ln.comb((ta & tb & tt[3].replicate(n)) | (ta & ~tb & tt[2].replicate(n))
+                        | (~ta & tb & tt[1].replicate(n)) | (~ta & ~tb & tt[0].replicate(n)), "logic")
+        m.d.comb += [
+            self.low.eq((t["r1_low"] & s_arith) | (mm_low & s_mm) | (cmp_t & LO & s_cmp) | (logic & s_logic)
+                        | (t["low"] & s_front)),
+            self.neg.eq((((t["r1_neg"] & s_arith) | (mm_neg & s_mm)) & H) | (t["neg"] & s_front)),
+            self.fit.eq((t["r1_fit"] & s_arith) | (H & (s_mm | s_cmp | s_logic)) | (t["fit"] & s_front)),
+            self.hi.eq(t["hi"] & s_front),
+        ]
 
         return m
