@@ -140,16 +140,27 @@ class Requantiser(wiring.Component):
         shifted = Mux(sh3 >= _LIMIT, 0, t >> sh3[:7])
         v2 = pipe("s4_v2", shifted, signed(_SH))
         c4 = carry(4, zip([n for n, _ in ctl], c3))
+        # the bounds moved to v2's side of the comparisons (v2 + scale < cmin <=> v2 < cmin -
+        # scale, ...), so stage 5 compares v2 with all four at once instead of adding scale
+        # first and then clipping and saturating in series
+        kmin, kmax, klo, khi = (pipe(f"s4_k{nm}", bound - scale3, signed(PARAM_BITS + 2))
+                                for nm, bound in (("min", cmin3), ("max", cmax3), ("lo", lo3), ("hi", hi3)))
+        c_gt = pipe("s4_cmin_gt_cmax", cmin3 > cmax3)
+        lo_c = pipe("s4_lo_c", Mux(lo3 > hi3, hi3, lo3))                 # min(lo, hi)
+
+        def saturate(v):                                                 # min(max(v, lo), hi)
+            return Mux(v > hi3, hi3, Mux(v < lo3, lo3, v))
+        sat_min, sat_max = pipe("s4_sat_min", saturate(cmin3)), pipe("s4_sat_max", saturate(cmax3))
 
         # stage 5: output offset, clip, saturate
-        valid4, tag4, _, scale4, cmin4, cmax4, lo4, hi4 = c4
-        v3 = Signal(signed(_SH + 1))
-        m.d.comb += v3.eq(v2 + scale4)
-        a = Mux(v3 < cmin4, cmin4, v3)
-        b = Signal(signed(17))
-        m.d.comb += b.eq(Mux(a > cmax4, cmax4, a))
-        c = Mux(b < lo4, lo4, b)
-        out = Mux(c > hi4, hi4, c)
+        valid4, tag4, _, scale4, _, _, _, hi4 = c4
+        lt_min, gt_max = v2 < kmin, v2 > kmax                            # v3 < cmin, v3 > cmax
+        lt_lo, gt_hi = v2 < klo, v2 > khi                                # v3 < lo, v3 > hi
+        v3 = Signal(signed(OUT_BITS))      # v2 + scale where it is the clipped value (in 16 bits)
+        m.d.comb += v3.eq(v2[:OUT_BITS] + scale4[:OUT_BITS])
+        # a = max(v3, cmin); b = min(a, cmax): cmax where a > cmax, else a
+        to_max = Mux(lt_min, c_gt, gt_max)
+        out = Mux(to_max, sat_max, Mux(lt_min, sat_min, Mux(lt_lo, lo_c, Mux(gt_hi, hi4, v3))))
         with m.If(en):
             m.d.sync += [self.value.eq(out), self.o_valid.eq(valid4), self.o_tag.eq(tag4)]
         m.d.comb += self.busy.eq(c1[0] | c2[0] | c3[0] | c4[0] | self.o_valid)
