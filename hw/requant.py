@@ -28,7 +28,13 @@ FPGA's multiplier blocks (on the ECP5: 4 MULT18X18D each, 8 per requantiser; the
 8 x 8 array's PEs take 64 and the vector engine 32 of the 85F's 156). A radix-4
 Booth tree in LUTs cost about 4,000 LUT4s per requantiser instead.
 
-Latency ``LATENCY`` = 5 cycles from ``i_valid`` to ``o_valid`` while ``en`` is high;
+The rounding addition and the shift take a stage each; the last stage compares the
+shifted value with the four bounds moved to its side (``cmin - scale``, ...,
+computed a stage earlier), all four comparisons in parallel, and picks the result
+from their flags (the offset is added only to the low 17 bits, which is the result
+whenever it lies inside the bounds).
+
+Latency ``LATENCY`` = 6 cycles from ``i_valid`` to ``o_valid`` while ``en`` is high;
 throughput one element per cycle. ``en`` low freezes every stage (the consumer
 is full). ``i_tag`` travels with the element to ``o_tag``; ``busy`` is high while
 an element is in any stage (including ``o_valid``).
@@ -77,7 +83,7 @@ class Requantiser(wiring.Component):
     """CONV2D requantisation, one element per cycle (module docstring).
     ``LATENCY`` cycles while ``en`` is high."""
 
-    LATENCY = 5
+    LATENCY = 6
 
     def __init__(self, tag_bits: int = 4):
         self.tag_bits = tag_bits
@@ -128,40 +134,42 @@ class Requantiser(wiring.Component):
         pp_hi = pipe("s2_pp_hi", v0 * mul1[_MUL_LO:].as_signed(), signed(_V0 + PARAM_BITS - _MUL_LO))
         c2 = carry(2, zip([n for n, _ in ctl], c1))
         p3 = pipe("s3_prod", pp_lo + (pp_hi << _MUL_LO), signed(_P))
+        sh2 = c2[2]
+        half_v = Signal(signed(_SH))                                     # 2**(shift-1), 0 for shift 0
+        with m.If(sh2 != 0):
+            m.d.comb += half_v.eq(Const(1, _SH) << (sh2[:7] - 1)[:7])
+        half = pipe("s3_half", half_v)
         c3 = carry(3, zip([n for n, _ in ctl], c2))
 
-        # stage 4: rounding shift
-        valid3, tag3, sh3, scale3, cmin3, cmax3, lo3, hi3 = c3
-        half = Signal(signed(_SH))
-        with m.If(sh3 != 0):
-            m.d.comb += half.eq(Const(1, _SH) << (sh3[:7] - 1)[:7])
-        t = Signal(signed(_SH))
-        m.d.comb += t.eq(p3 + half)
-        shifted = Mux(sh3 >= _LIMIT, 0, t >> sh3[:7])
-        v2 = pipe("s4_v2", shifted, signed(_SH))
+        # stage 4: the rounding addition; stage 5: the shift (a stage each: an 88-bit carry
+        # chain and a seven-level shifter do not fit one cycle at 100 MHz together)
+        t = pipe("s4_t", p3 + half, signed(_SH))
         c4 = carry(4, zip([n for n, _ in ctl], c3))
+        valid4, tag4, sh4, scale4, cmin4, cmax4, lo4, hi4 = c4
+        v2 = pipe("s5_v2", Mux(sh4 >= _LIMIT, 0, t >> sh4[:7]), signed(_SH))
+        c5 = carry(5, zip([n for n, _ in ctl], c4))
         # the bounds moved to v2's side of the comparisons (v2 + scale < cmin <=> v2 < cmin -
-        # scale, ...), so stage 5 compares v2 with all four at once instead of adding scale
+        # scale, ...), so stage 6 compares v2 with all four at once instead of adding scale
         # first and then clipping and saturating in series
-        kmin, kmax, klo, khi = (pipe(f"s4_k{nm}", bound - scale3, signed(PARAM_BITS + 2))
-                                for nm, bound in (("min", cmin3), ("max", cmax3), ("lo", lo3), ("hi", hi3)))
-        c_gt = pipe("s4_cmin_gt_cmax", cmin3 > cmax3)
-        lo_c = pipe("s4_lo_c", Mux(lo3 > hi3, hi3, lo3))                 # min(lo, hi)
+        kmin, kmax, klo, khi = (pipe(f"s5_k{nm}", bound - scale4, signed(PARAM_BITS + 2))
+                                for nm, bound in (("min", cmin4), ("max", cmax4), ("lo", lo4), ("hi", hi4)))
+        c_gt = pipe("s5_cmin_gt_cmax", cmin4 > cmax4)
+        lo_c = pipe("s5_lo_c", Mux(lo4 > hi4, hi4, lo4))                 # min(lo, hi)
 
         def saturate(v):                                                 # min(max(v, lo), hi)
-            return Mux(v > hi3, hi3, Mux(v < lo3, lo3, v))
-        sat_min, sat_max = pipe("s4_sat_min", saturate(cmin3)), pipe("s4_sat_max", saturate(cmax3))
+            return Mux(v > hi4, hi4, Mux(v < lo4, lo4, v))
+        sat_min, sat_max = pipe("s5_sat_min", saturate(cmin4)), pipe("s5_sat_max", saturate(cmax4))
 
-        # stage 5: output offset, clip, saturate
-        valid4, tag4, _, scale4, _, _, _, hi4 = c4
+        # stage 6: output offset, clip, saturate
+        valid5, tag5, _, scale5, _, _, _, hi5 = c5
         lt_min, gt_max = v2 < kmin, v2 > kmax                            # v3 < cmin, v3 > cmax
         lt_lo, gt_hi = v2 < klo, v2 > khi                                # v3 < lo, v3 > hi
         v3 = Signal(signed(OUT_BITS))      # v2 + scale where it is the clipped value (in 16 bits)
-        m.d.comb += v3.eq(v2[:OUT_BITS] + scale4[:OUT_BITS])
+        m.d.comb += v3.eq(v2[:OUT_BITS] + scale5[:OUT_BITS])
         # a = max(v3, cmin); b = min(a, cmax): cmax where a > cmax, else a
         to_max = Mux(lt_min, c_gt, gt_max)
-        out = Mux(to_max, sat_max, Mux(lt_min, sat_min, Mux(lt_lo, lo_c, Mux(gt_hi, hi4, v3))))
+        out = Mux(to_max, sat_max, Mux(lt_min, sat_min, Mux(lt_lo, lo_c, Mux(gt_hi, hi5, v3))))
         with m.If(en):
-            m.d.sync += [self.value.eq(out), self.o_valid.eq(valid4), self.o_tag.eq(tag4)]
-        m.d.comb += self.busy.eq(c1[0] | c2[0] | c3[0] | c4[0] | self.o_valid)
+            m.d.sync += [self.value.eq(out), self.o_valid.eq(valid5), self.o_tag.eq(tag5)]
+        m.d.comb += self.busy.eq(c1[0] | c2[0] | c3[0] | c4[0] | c5[0] | self.o_valid)
         return m
