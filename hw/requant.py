@@ -28,13 +28,14 @@ FPGA's multiplier blocks (on the ECP5: 4 MULT18X18D each, 8 per requantiser; the
 8 x 8 array's PEs take 64 and the vector engine 32 of the 85F's 156). A radix-4
 Booth tree in LUTs cost about 4,000 LUT4s per requantiser instead.
 
-The rounding addition and the shift take a stage each; the last stage compares the
+The inputs are registered first (stage 0). The rounding addition and the shift
+take a stage each; the last stage compares the
 shifted value with the four bounds moved to its side (``cmin - scale``, ...,
 computed a stage earlier), all four comparisons in parallel, and picks the result
 from their flags (the offset is added only to the low 17 bits, which is the result
 whenever it lies inside the bounds).
 
-Latency ``LATENCY`` = 6 cycles from ``i_valid`` to ``o_valid`` while ``en`` is high;
+Latency ``LATENCY`` = 7 cycles from ``i_valid`` to ``o_valid`` while ``en`` is high;
 throughput one element per cycle. ``en`` low freezes every stage (the consumer
 is full). ``i_tag`` travels with the element to ``o_tag``; ``busy`` is high while
 an element is in any stage (including ``o_valid``).
@@ -83,7 +84,7 @@ class Requantiser(wiring.Component):
     """CONV2D requantisation, one element per cycle (module docstring).
     ``LATENCY`` cycles while ``en`` is high."""
 
-    LATENCY = 6
+    LATENCY = 7
 
     def __init__(self, tag_bits: int = 4):
         self.tag_bits = tag_bits
@@ -124,10 +125,15 @@ class Requantiser(wiring.Component):
                ("scale", self.scale), ("cmin", self.clip_min), ("cmax", self.clip_max),
                ("lo", self.sat_lo), ("hi", self.sat_hi)]
 
+        # stage 0: the inputs, registered (the accumulator comes straight from a block RAM
+        # and the drain's lane selection)
+        acc0, bias0, mul0 = pipe("s0_acc", self.acc), pipe("s0_bias", self.bias), pipe("s0_mul", self.mul)
+        c0 = carry(0, ctl)
+
         # stage 1: acc + bias (and the multiplier operand)
-        v0 = pipe("s1_v0", self.acc + self.bias, signed(_V0))
-        mul1 = pipe("s1_mul", self.mul)
-        c1 = carry(1, ctl)
+        v0 = pipe("s1_v0", acc0 + bias0, signed(_V0))
+        mul1 = pipe("s1_mul", mul0)
+        c1 = carry(1, zip([n for n, _ in ctl], c0))
 
         # stages 2-3: the two partial products, then their sum
         pp_lo = pipe("s2_pp_lo", v0 * mul1[:_MUL_LO].as_unsigned(), signed(_V0 + _MUL_LO + 1))
@@ -171,5 +177,5 @@ class Requantiser(wiring.Component):
         out = Mux(to_max, sat_max, Mux(lt_min, sat_min, Mux(lt_lo, lo_c, Mux(gt_hi, hi5, v3))))
         with m.If(en):
             m.d.sync += [self.value.eq(out), self.o_valid.eq(valid5), self.o_tag.eq(tag5)]
-        m.d.comb += self.busy.eq(c1[0] | c2[0] | c3[0] | c4[0] | c5[0] | self.o_valid)
+        m.d.comb += self.busy.eq(c0[0] | c1[0] | c2[0] | c3[0] | c4[0] | c5[0] | self.o_valid)
         return m
