@@ -23,8 +23,11 @@ per-element parameter's is ``addr + index * psize``.
 
 The bank is released (``free``) as soon as its last position has been read into
 the pipeline, so the array can fill it again while the last results are still
-being requantised and written. Throughput: one position per cycle for
-Matrix_Mul (bounded by the writer), RQ accumulators per cycle for CONV2D.
+being requantised and written. The vectors reach the writer through a two-entry
+register queue (`hw.reg_queue.RegQueue`), so the writer's ``ready`` drives no
+path to the requantisers' stall or to the accumulator memory in the same cycle.
+Throughput: one position per cycle for Matrix_Mul (bounded by the writer), RQ
+accumulators per cycle for CONV2D.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
@@ -35,6 +38,7 @@ from amaranth.utils import ceil_log2, exact_log2
 from .matrix_agu import BlockDesc, KIND_PARAM, WSide, lane_mask
 from .matrix_gather import gather_request
 from .matrix_writer import WriteVector
+from .reg_queue import RegQueue
 from .requant import ACC_BITS, PARAM_BITS, OUT_BITS, Requantiser
 
 __all__ = ["DrainParams", "MatrixDrain"]
@@ -276,18 +280,23 @@ class MatrixDrain(wiring.Component):
                 m.d.sync += jg.eq(0)
             with m.Else():
                 m.d.sync += jg.eq(jg + 1)
-        w = self.wvec.payload
+        # the vectors leave through a register queue: the writer's ready reaches neither the
+        # requantisers' stall nor the accumulator memory's read enable in the same cycle
+        m.submodules.wq = wq = RegQueue(WriteVector(n, AW), depth=2)
+        m.d.comb += [self.wvec.valid.eq(wq.r_valid), self.wvec.payload.eq(wq.r_data),
+                     wq.r_ready.eq(self.wvec.ready)]
+        w = wq.w_data
         m.d.comb += [w.lsz.eq(P.res_lsz), w.count.eq(Mux(P.conv, col_nk, desc.nk)),
                      w.stride.eq(P.out_ik << P.res_lsz)]
         with m.If(P.conv):
-            m.d.comb += [self.wvec.valid.eq(col_full), w.base.eq(P.dst + (col_idx << P.res_lsz)),
-                         col_take.eq(col_full & self.wvec.ready)]
+            m.d.comb += [wq.w_valid.eq(col_full), w.base.eq(P.dst + (col_idx << P.res_lsz)),
+                         col_take.eq(col_full & wq.w_ready)]
             for j in range(n):
                 m.d.comb += w.data[j].eq(col_vals[j].as_signed())
         with m.Else():
-            m.d.comb += [self.wvec.valid.eq(d1_valid), w.base.eq(P.dst + (d1_idx << P.res_lsz)),
-                         d1_take.eq(d1_valid & self.wvec.ready)]
+            m.d.comb += [wq.w_valid.eq(d1_valid), w.base.eq(P.dst + (d1_idx << P.res_lsz)),
+                         d1_take.eq(d1_valid & wq.w_ready)]
             for j in range(n):
                 m.d.comb += w.data[j].eq(self.acc_data[j][:32])
-        m.d.comb += self.busy.eq(d1_valid | rq_busy | col_full)
+        m.d.comb += self.busy.eq(d1_valid | rq_busy | col_full | ~wq.empty)
         return m
