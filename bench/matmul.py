@@ -106,9 +106,9 @@ def run(config=None):
         "Tiled GEMMs: every tile is one Matrix_Mul with the whole reduction; refilling the operand buffers "
         "between tiles (host or DMA) is not counted.",
         f"Target: >= {100 * TARGET:.0f} % for GEMM >= 128: " + ("met." if not short else f"missed for {short}."),
-        "What limits it: a fixed cost per instruction (166 cycles on base: about 115 of operand checks, the "
-        "first weight tile and the array's fill, the core's fetch/decode/retire, and the part of the last "
-        "block's drain that no compute overlaps).",
+        f"What limits it: a fixed cost per instruction ({rows[0]['overhead_cycles_per_instruction']} cycles on "
+        f"{config.name}: about 115 of operand checks, the first weight tile and the array's fill, the core's "
+        "fetch/decode/retire, and the part of the last block's drain that no compute overlaps).",
     ]
     return {"title": f"GEMM MAC utilisation (Matrix_Mul s8 x s8 -> s32, {config.name}, core on Verilator)",
             "columns": ["size", "tiling", "macs", "ideal_cycles", "cycles", "overhead_cycles_per_instruction",
