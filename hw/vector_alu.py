@@ -2,9 +2,10 @@
 D-LOGIC, D-SHIFT, D-NARROW, D-DIV, D-COMPARE, D-ROUNDUP, D-DATACONVERT).
 
 Input: one beat of unpacked operands (lane words ``a``, ``b``, ``c`` with their
-sign words, see `hw.vector_swar`, and lane-wide sign masks ``am``, ``bm`` of a and b), all lanes of the same width L (the widest unit
-of the instruction). Output: for every lane the exact result, before conversion
-to the destination unit, in one of two forms that `Converter` understands:
+sign words, see `hw.vector_swar`, and lane-wide sign masks ``am``, ``bm`` of a
+and b), all lanes of the same width L (the widest unit of the instruction).
+Output: for every lane the exact result, before conversion to the destination
+unit, in one of two forms that `Converter` understands:
 
 * exact mode (every kind except the five below): ``low`` = result mod 2**L,
   ``neg``/``fit`` = flags at the lane MSBs (result < 0; result in [-2**L, 2**L));
@@ -160,7 +161,7 @@ class VectorAlu(wiring.Component):
             sgn = Signal(n, name=f"{tag}_neg")
             cm.d.comb += sgn.eq(Mux(vs < 0, H, 0))
             # registered: functions of `cfg` only, set a cycle before a beat needs them (see A1's selects)
-            regs = [Signal(n, name=f"{tag}_low_r", reset_less=True), Signal(n, name=f"{tag}_neg_r", reset_less=True)]
+            regs = [Signal(n, name=f"{tag}_{w}_r", reset_less=True) for w in ("low", "neg")]
             fregs = {f: Signal(name=f"{tag}_{f}_r", reset_less=True) for f in flags}
             m.d.sync += [regs[0].eq(val), regs[1].eq(sgn)] + [fregs[f].eq(flags[f]) for f in flags]
             return regs[0], regs[1], fregs, val, sgn, flags

@@ -159,7 +159,8 @@ SIGNALS = {  # model field -> the RTL signal it predicts
     "cmd_ready": "cmd.ready", "done_valid": "done.valid", "done_fault": "done.payload.fault",
     "rd_a_valid": "rd_a.req.valid", "rd_a_row": "rd_a.req.payload", "rd_b_valid": "rd_b.req.valid",
     "rd_b_row": "rd_b.req.payload", "wr_valid": "wr.req.valid", "wr_row": "wr.req.payload.row",
-    "wr_be": "wr.req.payload.be", "state": "dbg_state", "v0": "dbg_v0", "vt": "dbg_vt", "v1": "dbg_v1", "v2": "dbg_v2",
+    "wr_be": "wr.req.payload.be", "state": "dbg_state",
+    "v0": "dbg_v0", "vt": "dbg_vt", "v1": "dbg_v1", "v2": "dbg_v2",
     "it": "dbg_it",
 }
 
