@@ -24,6 +24,8 @@ class CoreConfig:
     vector_bytes: int = 0          # vector datapath width W in bytes (0: no vector engine)
     vector_narrow_bits: int = 0    # width of the ALU for POW, MEDIAN, CLIP, MUL, the shifts, DIV/MOD
                                    # (0: the whole datapath; 64: one 64-bit lane group per cycle)
+    vector_narrow_stages: int = 0  # registers inside the narrow path (0 up to its NARROW_CUTS); each of
+                                   # its steps then takes 1 + stages cycles (hw/vector_alu_split.py)
     vector_min_lane: int = 4       # narrowest lane of the vector datapath in bits (4, or 8: int4-only
                                    # instructions then run in 8-bit lanes, at half their rate)
     array_n: int = 0               # systolic array size N (0: no matrix unit)
@@ -54,6 +56,15 @@ class CoreConfig:
         if nb and not (self.vector_bytes and nb >= 64 and nb & (nb - 1) == 0 and nb <= 8 * self.vector_bytes):
             raise ValueError(f"vector_narrow_bits must be 0 or a power of two from 64 up to the vector "
                              f"datapath's {8 * self.vector_bytes} bits, not {nb!r}")
+        if self.vector_narrow_stages:
+            from .vector_alu_split import NARROW_CUTS
+            if self.narrow_groups == 1:
+                raise ValueError(f"vector_narrow_stages needs a narrow path (vector_narrow_bits below the "
+                                 f"datapath's {8 * self.vector_bytes} bits), not {self.vector_narrow_stages!r} "
+                                 f"stages without one")
+            if self.vector_narrow_stages not in range(len(NARROW_CUTS) + 1):
+                raise ValueError(f"vector_narrow_stages must be 0 to {len(NARROW_CUTS)}, "
+                                 f"not {self.vector_narrow_stages!r}")
         if self.vector_min_lane not in (4, 8):
             raise ValueError(f"vector_min_lane must be 4 or 8 bits, not {self.vector_min_lane!r}")
         if self.matrix_rq_lanes not in (1, 2):
@@ -86,10 +97,11 @@ CONFIGS = {
                        doc="iCE40 UP5K: micro-coded byte-serial data move, 8 KiB of data memory, "
                            "1-entry fetch buffer"),
     "base": CoreConfig("base", mem_bytes=128 << 10, row_bytes=32, domains=(0x80,), datamove_lanes=16,
-                       vector_bytes=32, vector_narrow_bits=64, vector_min_lane=8, array_n=8,
+                       vector_bytes=32, vector_narrow_bits=64, vector_narrow_stages=8, vector_min_lane=8,
+                       array_n=8,
                        doc="ECP5-85F: 128 KiB in 256-bit rows, DATA_MOVE 16 bytes per cycle, W = 32 "
-                           "vector datapath (POW, MEDIAN, CLIP, MUL, shifts, DIV/MOD 64 bits per cycle; "
-                           "int4 in 8-bit lanes), 8 x 8 array"),
+                           "vector datapath (POW, MEDIAN, CLIP, MUL, shifts, DIV/MOD on a 64-bit path of "
+                           "8 stages, 64 bits per 9 cycles; int4 in 8-bit lanes), 8 x 8 array"),
     "large": CoreConfig("large", mem_bytes=1 << 20, row_bytes=32, domains=(1, 2, 3, 4, 5, 6, 0x80),
                         vector_bytes=32, array_n=16,
                         doc="simulation/ASIC: 1 MiB data memory, 16 x 16 array"),

@@ -139,6 +139,7 @@ def _run(cmd, log_path, what, log, env, time_limit=None):
 
 
 LUT_MAPPERS = ("abc9", "abc")
+ROUTERS = ("router1", "router2")     # nextpnr --router
 BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
 
 
@@ -313,11 +314,13 @@ def _percent(used, avail):
 
 
 def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=False, luts="abc9", unit=None,
-             time_limit_min=DEFAULT_TIME_LIMIT_MIN, log=print):
+             time_limit_min=DEFAULT_TIME_LIMIT_MIN, router="router1", log=print):
     """Synthesise, place and route `SynthTop(config)` -- or, with `unit`, that unit
     of the core alone (`hw.unit_top.UnitTop`) -- for `target` (a `Target` or a
     name) at `freq_mhz`, mapping LUTs with `luts` ("abc9": yosys's timing-driven
-    default, "abc": abc -lut 4); write the reports and return the report dict. Place
+    default, "abc": abc -lut 4) and routing with nextpnr's `router` ("router1", its
+    default, or "router2", which resolves congestion in fewer iterations on large
+    designs); write the reports and return the report dict. Place
     and route is stopped after `time_limit_min` minutes (None or 0: no limit), which
     fails the run with how far nextpnr got and its placement estimate. Raises
     `SynthFailure` (after writing the reports) when the design does not fit, misses
@@ -329,6 +332,8 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
         raise TypeError(f"config must be a CoreConfig, not {config!r}")
     freq = float(freq_mhz or target.default_mhz)
     _check_luts(luts)                           # before the (long) elaboration
+    if router not in ROUTERS:
+        raise ValueError(f"unknown router {router!r}; nextpnr has {', '.join(ROUTERS)}")
     if unit is not None:
         check_unit(config, unit)
     name = f"{config.name}-{target.name}" + (f"-{unit}" if unit else "")
@@ -339,6 +344,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     times = {}
     report = {"config": config.name, "target": target.name, "device": target.device, "unit": unit,
               "top": "core + UART bridge; pins clk, rx, tx", "requested_mhz": freq, "luts_mapper": luts,
+              "router": router,
               "out_dir": out_dir}
 
     log(f"[synth] {_design(config.name, unit)} on {target.name} ({target.device}) at {freq:g} MHz -> {out_dir}")
@@ -366,6 +372,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
 
     nextpnr = env["NEXTPNR_ICE40" if target.family == "ice40" else "NEXTPNR_ECP5"]
     cmd = [nextpnr, *target.nextpnr_args, "--json", "top.json", "--freq", f"{freq:g}", "--seed", str(seed),
+           "--router", router,
            "--report", "nextpnr-report.json", "--timing-allow-fail", "--log", "nextpnr.log", "-q"]
     for stale in ("nextpnr-report.json", "nextpnr.log"):
         if os.path.exists(os.path.join(out_dir, stale)):
@@ -562,7 +569,7 @@ def report_markdown(report):
     unit = f", {report['unit']} alone" if report.get("unit") else ""
     out = [f"# Synthesis report: {report['config']}{unit} on {report['target']} ({report['device']})", "",
            f"Design: {report['top']}. Requested clock: {report['requested_mhz']:g} MHz. "
-           f"LUT mapping: {report.get('luts_mapper', 'abc9')}. "
+           f"LUT mapping: {report.get('luts_mapper', 'abc9')}, router: {report.get('router', 'router1')}. "
            f"Result: **{'PASS' if report['pass'] else 'FAIL'}**"
            + (f" ({report['failure']})" if report.get("failure") else "") + ".", ""]
     if _unplaced_core(report):

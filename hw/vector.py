@@ -36,7 +36,8 @@ Microarchitecture
   `hw.vector_convert`). With ``config.vector_narrow_bits`` (`base`: 64) S1 is
   `hw.vector_alu_split`: POW, MEDIAN, CLIP, MUL, the shifts and DIV/MOD on a narrow
   ALU, one lane group of the beat after the other (``occ`` grows by the number
-  of groups, DIV/MOD excepted).
+  of groups, DIV/MOD excepted), and with ``config.vector_narrow_stages`` = K
+  registers inside that ALU every step of a narrow kind takes 1 + K cycles.
 * **Writer** (`hw.vector_stream.StreamWriter`) on ``wr``: row writes with byte
   enables at any destination alignment; an odd int4 destination keeps its last
   byte's high nibble (read once, before the stream starts, on ``rd_b``).
@@ -55,9 +56,9 @@ plus one to the last write. Steady state: one beat per ``occ`` cycles (see
 
 Measured through the `base` core (``xdsa bench vector``, W = 32, Verilator):
 int8 ADD over 64 KiB at 31.6 destination bytes per cycle (98.6 % of W; the rest
-is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path) at
-8.0, a 16-element int8 ADD in 29 cycles from issue to completion, 18 of them in
-the engine. docs/vector-engine.md has the details.
+is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path of 8
+stages) at 0.89, a 16-element int8 ADD in 29 cycles from issue to completion, 18 of
+them in the engine. docs/vector-engine.md has the details.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
@@ -71,7 +72,7 @@ from xdsa.golden.isa import DataUnit, Fault, Section
 from . import fields as F
 from .bus import engine_members, row_addr_bits
 from .vector_alu import OCC_BITS, beat_config_layout
-from .vector_ops import NARROW_SCALED_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
+from .vector_ops import NARROW_KINDS, NARROW_SCALED_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
 from .vector_reduce import Reducer
 from .vector_stream import StreamReader, StreamWriter, funnel
@@ -377,7 +378,7 @@ class VectorEngine(wiring.Component):
             m.submodules[f"rd{i}"] = r
         m.submodules.wrt = wrt = StreamWriter(R, NB, abits)
         lane_widths = tuple(L for L in LANE_BITS if L >= cfg.vector_min_lane)
-        m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n, lane_widths)
+        m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n, lane_widths, cfg.vector_narrow_stages)
         m.submodules.red = red = Reducer(cfg, NB)
 
         bcfg = Signal(beat_config_layout())
@@ -385,11 +386,14 @@ class VectorEngine(wiring.Component):
 
         # --- setup computations for the run ------------------------------------------------------------------
         occ_beat = Signal(OCC_BITS)                 # on a full-width ALU
-        occ = Signal(OCC_BITS)
+        occ_n = Signal(OCC_BITS)                    # steps (narrow kinds: of the narrow path)
+        occ = Signal(OCC_BITS)                      # cycles
         pass2 = Signal()
         narrow_shift = exact_log2(cfg.narrow_groups)
-        narrow = Cat(kind == k for k in sorted(NARROW_SCALED_KINDS)).any()
-        m.d.comb += occ.eq(Mux(narrow, occ_beat << narrow_shift, occ_beat))
+        scaled = Cat(kind == k for k in sorted(NARROW_SCALED_KINDS)).any()
+        narrow = Cat(kind == k for k in sorted(NARROW_KINDS)).any()
+        m.d.comb += [occ_n.eq(Mux(scaled, occ_beat << narrow_shift, occ_beat)),
+                     occ.eq(Mux(narrow, occ_n * (1 + cfg.vector_narrow_stages), occ_n))]
         with m.Switch(kind):
             with m.Case(Kind.MUL):
                 m.d.comb += [pass2.eq((bsel[S0] == 4) & (bsel[S1] == 4)), occ_beat.eq(1 + pass2)]
@@ -509,7 +513,7 @@ class VectorEngine(wiring.Component):
                     bcfg.sg1.eq(signed[S1] & ~props.shift_amount), bcfg.sg2.eq(signed[S2]),
                     bcfg.rsg.eq(signed[S0]), bcfg.sd.eq(signed[D]),
                     bcfg.sat.eq(sat & ~props.no_sat), bcfg.rnd.eq(rnd), bcfg.lt.eq(lt),
-                    bcfg.pass2.eq(pass2), bcfg.swap.eq(bsel[S1] > bsel[S0]), bcfg.occ.eq(occ),
+                    bcfg.pass2.eq(pass2), bcfg.swap.eq(bsel[S1] > bsel[S0]), bcfg.occ.eq(occ), bcfg.occ_g.eq(occ_n >> narrow_shift),
                     bcfg.ws.eq(Mux(props.pattern, bsel[S0], lsel)),
                     bcfg.imm0.eq(imm0), bcfg.imm1.eq(imm1), bcfg.isg.eq(signed[S0]),
                 ]

@@ -64,11 +64,11 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .vector_mul import MulArray
+from .vector_mul import MUL_CUTS, MulArray
 from .vector_ops import Kind
 from .vector_swar import LANE_BITS, Lanes
 
-__all__ = ["VectorAlu", "beat_config_layout", "MAG_KINDS", "ALL_KINDS", "OCC_BITS"]
+__all__ = ["VectorAlu", "beat_config_layout", "MAG_KINDS", "ALL_KINDS", "OCC_BITS", "ALU_CUTS"]
 
 
 def beat_config_layout():
@@ -85,6 +85,7 @@ def beat_config_layout():
         "pass2": 1,                             # products take two passes
         "swap": 1,                              # MUL: multiply b * a (narrower operand second)
         "occ": OCC_BITS,                        # cycles per beat in S1
+        "occ_g": OCC_BITS,                      # narrow path: steps per lane group (`hw.vector_alu_split`)
         "imm0": 16, "imm1": 16, "isg": 1,       # THRES / CLIP immediates, signed
     })
 
@@ -96,7 +97,9 @@ TAIL_KINDS = (Kind.ADD, Kind.SUB, Kind.ABS, Kind.SIGN, Kind.MAX, Kind.MIN, Kind.
 TAIL_SET = frozenset(TAIL_KINDS)
 
 
-OCC_BITS = 11       # the ALU iteration counter: POW on the narrow path takes 4 x 129 cycles per beat
+ALU_CUTS = ("a2", "shift", "a1", "mag", "div") + MUL_CUTS
+OCC_BITS = 14       # the ALU iteration counter: POW on a 64-bit narrow path takes 4 x 257 steps per beat,
+                    # each 1 + `CoreConfig.vector_narrow_stages` cycles
 ALL_KINDS = frozenset(range(Kind.COUNT)) - {Kind.REDUCE}
 
 
@@ -105,15 +108,25 @@ class VectorAlu(wiring.Component):
     kinds built (default all; for the others the outputs stay at their defaults, see
     `hw.vector_alu_split`); `widths`: the lane widths built (``cfg.lsel`` selects no
     other); `registered`: the front's words are registered at ``take`` and the outputs
-    follow one cycle later (else the ALU is combinational and ``take`` unused).
+    follow one cycle later (else the ALU is combinational and ``take`` unused);
+    `cuts`: registers inside the ALU (`ALU_CUTS`: after adder A2, after the right
+    shifter, after adder A1, after the magnitudes, after the division's subtraction,
+    and `hw.vector_mul.MUL_CUTS` in the multiplier array):
+    the narrow path's stages (`hw.vector_alu_split`); the caller then holds every
+    input for ``len(cuts)`` cycles more than a step and raises ``step`` only in the
+    last of them.
 
     ``cfg`` must hold its value from the cycle before a beat's first S1 cycle (the
     engine sets it in PREP, before the first read): the selects of A1's operands and
     of the tail's result, and the lane constants of the immediates, are registered
-    functions of it."""
+    functions of it, and so are the lane-width constants if the ALU has `cuts`."""
 
-    def __init__(self, n, kinds=ALL_KINDS, widths=LANE_BITS, registered=True):
+    def __init__(self, n, kinds=ALL_KINDS, widths=LANE_BITS, registered=True, cuts=()):
+        unknown = sorted(set(cuts) - set(ALU_CUTS))
+        if unknown:
+            raise ValueError(f"the vector ALU has no cut {unknown[0]!r}; its cuts are {ALU_CUTS}")
         self.n = n
+        self.cuts = frozenset(cuts)
         self.kinds = frozenset(kinds)
         self.widths = tuple(widths)
         self.registered = registered
@@ -133,7 +146,9 @@ class VectorAlu(wiring.Component):
         m.submodules.consts = cm
         n = self.n
         cfg = self.cfg
-        ln = Lanes(m, n, cfg.lsel, "alu", cm=cm, widths=self.widths)
+        # with cuts the lane-width constants are registers as well (on the full-rate wide
+        # ALU they were measured slower: the registers' fan-out, docs/boards.md)
+        ln = Lanes(m, n, cfg.lsel, "alu", cm=cm, widths=self.widths, registered=bool(self.cuts))
         H, LO, NH, ALL = ln.H, ln.LO, ln.NH, ln.ALL
         a, as_, b, bs, c, cs = self.a, self.as_, self.b, self.bs, self.c, self.cs
         # the front's result words (see `registered`)
@@ -181,7 +196,7 @@ class VectorAlu(wiring.Component):
         st0, st1, st2 = (Signal(n, name=nm, reset_less=True) for nm in ("st0", "st1", "st2"))
         sf0, sf1 = (Signal(n, name=nm, reset_less=True) for nm in ("sf0", "sf1"))
         # DIV/MOD: one 64-bit lane group at a time
-        dl = Lanes(m, 64, cfg.lsel, "dv", cm=cm, widths=self.widths)
+        dl = Lanes(m, 64, cfg.lsel, "dv", cm=cm, widths=self.widths, registered=bool(self.cuts))
         dr, dq, da = (Signal(64, name=nm, reset_less=True) for nm in ("div_rr", "div_qr", "div_ar"))
 
         # --- adder A1: x - y or x + y, exact -----------------------------------------------------------
@@ -192,14 +207,22 @@ class VectorAlu(wiring.Component):
         # --- barrel shifter ---------------------------------------------------------------------------------
         xr, ar = Signal(n, name="shr_x"), Signal(n, name="shr_amt")
 
-        r1_low, r1_neg, r1_fit = ln.add(x1, x1s, Mux(sub1, ~y1, y1), Mux(sub1, ~y1s & H, y1s), Mux(sub1, LO, 0),
-                                        "a1")
+        def cut(where, *sigs):
+            """`sigs`, or their registers if the ALU has the cut `where`."""
+            if where not in self.cuts:
+                return sigs
+            regs = tuple(Signal(len(s), name=s.name + "_r", reset_less=True) for s in sigs)
+            m.d.sync += [r.eq(s) for r, s in zip(regs, sigs)]
+            return regs
+
+        r1_low, r1_neg, r1_fit = cut("a1", *ln.add(x1, x1s, Mux(sub1, ~y1, y1), Mux(sub1, ~y1s & H, y1s),
+                                                   Mux(sub1, LO, 0), "a1"))
         lt1 = ln.lane_flag(r1_neg, "lt1")              # x1 < y1 (subtraction)
-        r2_low, r2_neg, _ = ln.add(x2, x2s, ~y2, ~y2s & H, LO, "a2")
+        r2_low, r2_neg = cut("a2", *ln.add(x2, x2s, ~y2, ~y2s & H, LO, "a2")[:2])
         lt2 = ln.lane_flag(r2_neg, "lt2")              # x2 < y2
 
-        right = ln.shift(xr, ar, lambda L, j: ((1 << (L - (1 << j))) - 1) if (1 << j) < L else 0,
-                         left=False, name="shr")
+        right, = cut("shift", ln.shift(xr, ar, lambda L, j: ((1 << (L - (1 << j))) - 1) if (1 << j) < L else 0,
+                                       left=False, name="shr"))
         wmask = ln.const(lambda L, w: None if bits(w) > L else (1 << bits(w)) - 1, "wmask", keys=WS)
         wtop = ln.const(lambda L, w: None if bits(w) > L else 1 << (bits(w) - 1), "wtop", keys=WS)
         bigm = ln.const(lambda L, w: None if bits(w) > L else
@@ -209,11 +232,10 @@ class VectorAlu(wiring.Component):
         pow2 = ln.comb(right & ~bigl, "pow2")          # LSL, ASL: 2**s (0 for s >= the field width)
 
         # --- magnitudes (MUL, ASL, POW, DIV, MOD) ---------------------------------------------------------
-        ma = ln.neg_if(a, asm, "ma")
-        mb = ln.neg_if(b, bsm, "mb")
+        ma, mb = cut("mag", ln.neg_if(a, asm, "ma"), ln.neg_if(b, bsm, "mb"))
         ma_is1 = ln.comb(~ln.lane_any(ma ^ LO, "ma_ne1"), "ma_is1")     # |a| == 1
 
-        m.submodules.mul = mul = MulArray(n, self.widths)
+        m.submodules.mul = mul = MulArray(n, self.widths, self.cuts & set(MUL_CUTS))
         m.d.comb += mul.lsel.eq(cfg.lsel)
 
         # ROR: k = s mod w, shift amount k - (w + 1 - L) = L - 1 - (w - k); LSL, ASL: L - 1 - s
@@ -397,7 +419,7 @@ class VectorAlu(wiring.Component):
                 a_in = dl.comb(Mux(jz, ga, da), "div_a")
                 rin = dl.lane_flag(a_in & dl.H, "div_rin")
                 r2 = dl.comb(((r_in << 1)[:64] & ~dl.LO) | (rin & dl.LO), "div_r2")
-                ge_h, d = dl.carry(r2, gb, "div_sub")
+                ge_h, d = cut("div", *dl.carry(r2, gb, "div_sub"))
                 gem = dl.lane_flag(ge_h | (r_in & dl.H), "div_ge")
                 r_new = dl.sel(gem, d, r2, "div_rn")
                 q_new = dl.comb(((q_in << 1)[:64] & ~dl.LO) | (gem & dl.LO), "div_qn")

@@ -27,23 +27,39 @@ already and keep their speed.
 The narrow path's beat (the kept groups and the last group's result) is registered
 at ``take``, beside the wide path's front words.
 
+**Stages** (`CoreConfig.vector_narrow_stages`, K): registers inside the narrow
+path, at the first K of `NARROW_CUTS`: the multipliers' outputs, adder A1's result,
+the right shifter's, the 96-bit product sums, the narrow ALU's result, the selected
+lane group's operands, the multipliers' inputs, adder A2's result, the division's
+subtraction, the magnitudes. Each
+*step* of the narrow path then takes 1 + K cycles: its inputs (the group's
+operands, the step number, the iterative state) hold still for that long, the
+registers load every cycle, and the state (the iterative kinds', the multiplier's
+pass-0 product, the kept groups, the group counter) changes only in the step's
+last cycle, when every path has settled. No path of the narrow path is longer than
+the logic between two cuts; the narrow kinds take 1 + K times their cycles.
+
 Latency: one cycle after ``take``, like `VectorAlu`. Throughput: one beat per ``occ`` cycles
 (``occ`` as the engine computes it, G times the full-width figure for the
-narrow kinds but DIV/MOD).
+narrow kinds but DIV/MOD, times 1 + K for all narrow kinds); ``cfg.occ_g`` is the
+steps per lane group.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import exact_log2
 
-from .vector_alu import ALL_KINDS, MAG_KINDS, OCC_BITS, VectorAlu, beat_config_layout
+from .vector_alu import ALL_KINDS, ALU_CUTS, MAG_KINDS, OCC_BITS, VectorAlu, beat_config_layout
 from .vector_convert import exact_from_magnitude
 from .vector_ops import NARROW_KINDS
 from .vector_swar import LANE_BITS, Lanes
 from .wide_mux import select_word
 
-__all__ = ["SplitAlu"]
+__all__ = ["SplitAlu", "NARROW_CUTS"]
+
+# where the narrow path's stages put their registers, in the order they are added: the
+# ALU's (`hw.vector_alu.ALU_CUTS`), the selected group's operands, the narrow ALU's result
+NARROW_CUTS = ("products", "a1", "shift", "sums", "result", "operands", "mul_in", "a2", "div", "mag")
 
 PORTS_IN = ("a", "as_", "b", "bs", "c", "cs", "am", "bm")
 PORTS_OUT = ("low", "neg", "fit")
@@ -52,11 +68,13 @@ PORTS_OUT = ("low", "neg", "fit")
 class SplitAlu(wiring.Component):
     """Stage S1 with a narrow path of `nb` bits (see the module docstring)."""
 
-    def __init__(self, n, nb, widths=LANE_BITS):
+    def __init__(self, n, nb, widths=LANE_BITS, stages=0):
         if not (64 <= nb < n and n % nb == 0):
             raise ValueError(f"the narrow path must be 64 bits or more and divide the {n}-bit datapath, "
                              f"not {nb!r} bits")
-        self.n, self.nb, self.widths = n, nb, tuple(widths)
+        if stages not in range(len(NARROW_CUTS) + 1):
+            raise ValueError(f"the narrow path has 0 to {len(NARROW_CUTS)} stages, not {stages!r}")
+        self.n, self.nb, self.widths, self.stages = n, nb, tuple(widths), stages
         super().__init__({
             "cfg": In(beat_config_layout()),
             **{p: In(n) for p in PORTS_IN},
@@ -68,57 +86,83 @@ class SplitAlu(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n, nb = self.n, self.nb
+        n, nb, K = self.n, self.nb, self.stages
         G = n // nb
         cfg = self.cfg
+        cuts = NARROW_CUTS[:K]
+
+        def cut(where, sig, name):
+            """`sig`, or its register if the narrow path has the cut `where`."""
+            if where not in cuts:
+                return sig
+            r = Signal(len(sig), name=name, reset_less=True)
+            m.d.sync += r.eq(sig)
+            return r
+
         m.submodules.wide = wide = VectorAlu(n, ALL_KINDS - NARROW_KINDS, self.widths)
-        m.submodules.narrow = narrow = VectorAlu(nb, NARROW_KINDS, self.widths, registered=False)
+        m.submodules.narrow = narrow = VectorAlu(nb, NARROW_KINDS, self.widths, registered=False,
+                                                 cuts=[c for c in cuts if c in ALU_CUTS])
 
         is_narrow = Signal()
         m.d.comb += is_narrow.eq(Cat(cfg.kind == k for k in sorted(NARROW_KINDS)).any())
 
-        # group counter and the cycle inside the group; both read as 0 in a beat's first
-        # cycle (`it` = 0), so a beat held in its last cycle (S1 stalled) keeps its group
+        # group counter, the step inside the group and the cycle inside the step; all read
+        # as 0 in a beat's first cycle (`it` = 0), so a beat held in its last cycle (S1
+        # stalled) keeps its group
+        first = self.it == 0
         g_r = Signal(range(G), name="grp_r")
         sub_r = Signal(OCC_BITS, name="sub_r")
         g, sub = Signal(range(G), name="grp"), Signal(OCC_BITS, name="sub_it")
-        first = self.it == 0
         m.d.comb += [g.eq(Mux(first, 0, g_r)), sub.eq(Mux(first, 0, sub_r))]
-        occ_g = Signal(OCC_BITS, name="occ_g")
-        m.d.comb += occ_g.eq(cfg.occ >> exact_log2(G))
         group_last = Signal()
-        m.d.comb += group_last.eq(sub == occ_g - 1)
+        m.d.comb += group_last.eq(sub == cfg.occ_g - 1)
+        step_end = Signal()                     # the last cycle of a step
+        if K:
+            cyc_r = Signal(range(K + 1), name="cyc_r")
+            cyc = Signal(range(K + 1), name="cyc")
+            m.d.comb += [cyc.eq(Mux(first, 0, cyc_r)), step_end.eq(cyc == K)]
+        else:
+            m.d.comb += step_end.eq(1)
 
         m.d.comb += [wide.cfg.eq(cfg), wide.it.eq(self.it), wide.step.eq(self.step),
                      wide.take.eq(self.take),
-                     narrow.cfg.eq(cfg), narrow.it.eq(sub), narrow.step.eq(self.step & ~group_last)]
+                     narrow.cfg.eq(cfg), narrow.it.eq(sub),
+                     narrow.step.eq(self.step & step_end & ~group_last)]
         for p in PORTS_IN:
+            word = select_word(m, getattr(self, p), g, nb, f"grp_{p}", platform)
             m.d.comb += [getattr(wide, p).eq(getattr(self, p)),
-                         getattr(narrow, p).eq(select_word(m, getattr(self, p), g, nb, f"grp_{p}", platform))]
+                         getattr(narrow, p).eq(cut("operands", word, f"grp_{p}_r"))]
 
         # the narrow path's results in exact mode (flags at the lane MSBs)
         cm = Module()
         m.submodules.consts = cm
-        ln = Lanes(m, nb, cfg.lsel, "nx", cm=cm, widths=self.widths)
+        ln = Lanes(m, nb, cfg.lsel, "nx", cm=cm, widths=self.widths, registered=K > 0)
         mag = Signal(name="mag_mode")
         cm.d.comb += mag.eq(cfg.kind.matches(*MAG_KINDS))
-        v, negm, fitm = exact_from_magnitude(ln, narrow.low, narrow.hi, narrow.neg, "nx")
-        nres = {"low": Signal(nb, name="n_low"), "neg": Signal(nb, name="n_neg"), "fit": Signal(nb, name="n_fit")}
-        m.d.comb += [nres["low"].eq(Mux(mag, v, narrow.low)),
-                     nres["neg"].eq(Mux(mag, negm & ln.H, narrow.neg)),
-                     nres["fit"].eq(Mux(mag, fitm & ln.H, narrow.fit))]
+        r_low, r_hi, r_neg, r_fit = (cut("result", getattr(narrow, p), f"n_{p}_r") for p in ("low", "hi", "neg", "fit"))
+        v, negm, fitm = exact_from_magnitude(ln, r_low, r_hi, r_neg, "nx")
+        nres = {}
+        for p, word in (("low", Mux(mag, v, r_low)), ("neg", Mux(mag, negm & ln.H, r_neg)),
+                        ("fit", Mux(mag, fitm & ln.H, r_fit))):
+            nres[p] = Signal(nb, name=f"n_{p}")
+            m.d.comb += nres[p].eq(word)
 
         # results of the finished groups (every group but the last)
         kept = {p: [Signal(nb, name=f"kept_{p}_{i}", reset_less=True) for i in range(G - 1)] for p in PORTS_OUT}
         with m.If(self.step):
-            with m.If(group_last):
-                m.d.sync += [g_r.eq(g + 1), sub_r.eq(0)]
-                with m.Switch(g):
-                    for i in range(G - 1):
-                        with m.Case(i):
-                            m.d.sync += [kept[p][i].eq(nres[p]) for p in PORTS_OUT]
+            with m.If(step_end):
+                with m.If(group_last):
+                    m.d.sync += [g_r.eq(g + 1), sub_r.eq(0)]
+                    with m.Switch(g):
+                        for i in range(G - 1):
+                            with m.Case(i):
+                                m.d.sync += [kept[p][i].eq(nres[p]) for p in PORTS_OUT]
+                with m.Else():
+                    m.d.sync += [g_r.eq(g), sub_r.eq(sub + 1)]
             with m.Else():
-                m.d.sync += [g_r.eq(g), sub_r.eq(sub + 1)]
+                m.d.sync += [g_r.eq(g), sub_r.eq(sub)]
+            if K:
+                m.d.sync += cyc_r.eq(Mux(step_end, 0, cyc + 1))
         # the narrow path's beat, registered at `take` like the wide path's front words
         n_out = {p: Signal(n, name=f"t_n_{p}", reset_less=True) for p in PORTS_OUT}
         with m.If(self.take):

@@ -16,7 +16,13 @@ block each: ``N / 8`` in all, 32 for W = 32). Per slice:
   stored by ``acc_load``), unless y < 2**32, when pass 0 alone is the product.
 
 Latency: combinational (the caller registers the result); throughput one word
-per cycle, or one per two cycles for 64 x 64-bit products.
+per cycle, or one per two cycles for 64 x 64-bit products. With `cuts` (the narrow
+path of `hw.vector_alu_split`) the array has a register at each cut: ``mul_in`` the
+multipliers' inputs, ``products`` their outputs, ``sums`` the slice's 96-bit sum of
+the two 32 x 32-bit products. The registers load every cycle; the outputs are
+correct ``len(cuts)`` cycles after the inputs (and ``pass_``) stop changing, and
+``acc_load`` may be raised only then (the narrow path holds its inputs for
+``1 + stages`` cycles per step).
 """
 
 from amaranth.hdl import Cat, Const, Module, Signal
@@ -25,17 +31,23 @@ from amaranth.lib.wiring import In, Out
 
 from .vector_swar import LANE_BITS
 
-__all__ = ["MulArray"]
+__all__ = ["MulArray", "MUL_CUTS"]
+
+MUL_CUTS = ("mul_in", "products", "sums")
 
 
 class MulArray(wiring.Component):
     """See the module docstring; `widths`: the lane widths built (``lsel`` selects no other)."""
 
-    def __init__(self, n, widths=LANE_BITS):
+    def __init__(self, n, widths=LANE_BITS, cuts=()):
         if n % 64:
             raise ValueError(f"the multiplier array needs a multiple of 64 bits, not {n}")
+        unknown = sorted(set(cuts) - set(MUL_CUTS))
+        if unknown:
+            raise ValueError(f"the multiplier array has no cut {unknown[0]!r}; its cuts are {MUL_CUTS}")
         self.n = n
         self.widths = tuple(widths)
+        self.cuts = frozenset(cuts)
         super().__init__({
             "lsel": In(3),
             "x": In(n),
@@ -50,6 +62,14 @@ class MulArray(wiring.Component):
         """`sel` as a case if its lane width is built, else no case (its logic is not built)."""
         return (sel,) if (4 << sel) in self.widths else ()
 
+    def _cut(self, m, where, sig):
+        """`sig`, or its register if the array has the cut `where`."""
+        if where not in self.cuts:
+            return sig
+        r = Signal.like(sig, name=sig.name + "_r", reset_less=True)
+        m.d.sync += r.eq(sig)
+        return r
+
     def elaborate(self, platform):
         m = Module()
         x, y = self.x, self.y
@@ -58,9 +78,10 @@ class MulArray(wiring.Component):
             Y = y[64 * s:64 * s + 64]
             xin = [Signal(16, name=f"s{s}_x{t}") for t in range(8)]
             yin = [Signal(16, name=f"s{s}_y{t}") for t in range(8)]
-            p = [Signal(32, name=f"s{s}_p{t}") for t in range(8)]
+            pm = [Signal(32, name=f"s{s}_p{t}") for t in range(8)]
             for t in range(8):
-                m.d.comb += p[t].eq(xin[t] * yin[t])
+                m.d.comb += pm[t].eq(self._cut(m, "mul_in", xin[t]) * self._cut(m, "mul_in", yin[t]))
+            p = [self._cut(m, "products", pm[t]) for t in range(8)]
             with m.Switch(self.lsel):
                 with m.Case(*self._built(0)):
                     for t in range(8):
@@ -95,8 +116,9 @@ class MulArray(wiring.Component):
                 q = p[4 * j:4 * j + 4]
                 m.d.comb += g.eq(q[0] + ((q[1] + q[2]) << 16) + (q[3] << 32))
                 grp.append(g)
-            part = Signal(96, name=f"s{s}_part")
-            m.d.comb += part.eq(grp[0] + (grp[1] << 32))
+            psum = Signal(96, name=f"s{s}_part")
+            m.d.comb += psum.eq(grp[0] + (grp[1] << 32))
+            part = self._cut(m, "sums", psum)
             acc = Signal(96, name=f"s{s}_acc")
             with m.If(self.acc_load):
                 m.d.sync += acc.eq(part)

@@ -45,9 +45,10 @@ class BeatPipe(wiring.Component):
     (`nb` = n: one full-width `VectorAlu`; less: `hw.vector_alu_split.SplitAlu`), with
     lanes of the `widths` only (``cfg.lsel`` selects no other)."""
 
-    def __init__(self, n, nb=None, widths=LANE_BITS):
+    def __init__(self, n, nb=None, widths=LANE_BITS, narrow_stages=0):
         self.n = n
         self.nb = nb or n
+        self.narrow_stages = narrow_stages
         self.widths = tuple(widths)
         cnt_w = n // 4 + 1
         super().__init__({
@@ -109,7 +110,7 @@ class BeatPipe(wiring.Component):
 
         # --- S1 -------------------------------------------------------------------------------------
         m.submodules.alu = alu = (VectorAlu(n, widths=self.widths) if self.nb == n
-                                    else SplitAlu(n, self.nb, self.widths))
+                                    else SplitAlu(n, self.nb, self.widths, self.narrow_stages))
         m.d.comb += [alu.cfg.eq(cfg), alu.it.eq(it)]
         for port, r in zip((alu.a, alu.as_, alu.b, alu.bs, alu.c, alu.cs, alu.am, alu.bm), regs):
             m.d.comb += port.eq(r)

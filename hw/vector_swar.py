@@ -42,12 +42,16 @@ def lane_const(n, lane, value):
 class Lanes:
     """Lane-parallel operations for module `m` on `n`-bit words with lane width
     ``4 << lsel``, one of `widths` (a subset of `LANE_BITS`: ``lsel`` never selects
-    the others, so nothing is built for them). `prefix` names the signals created."""
+    the others, so nothing is built for them). `prefix` names the signals created.
+    `registered`: the run-time constants (`const`) are registers, loaded every cycle
+    from ``lsel`` and the keys, which must then hold their values from the cycle
+    before the constants are used (no decoding of the lane width in the paths)."""
 
-    def __init__(self, m, n, lsel, prefix="ln", cm=None, widths=LANE_BITS):
+    def __init__(self, m, n, lsel, prefix="ln", cm=None, widths=LANE_BITS, registered=False):
         self.m, self.n, self.lsel, self.prefix = m, n, lsel, prefix
         self.widths = tuple((i, L) for i, L in enumerate(LANE_BITS) if L in widths)   # (lsel, L)
         self.cm = cm if cm is not None else m     # where run-time constants are built
+        self.registered = registered
         self._k = 0
         self.ALL = Const((1 << n) - 1, n)
         self.H = self.const(lambda L: 1 << (L - 1), "H")
@@ -105,7 +109,12 @@ class Lanes:
         def f(L, *rest):
             v = fn(L, *rest)
             return None if v is None else Const(lane_const(n, L, v), n)
-        return self.per_lane(name, f, keys=keys, module=self.cm)
+        word = self.per_lane(name, f, keys=keys, module=self.cm)
+        if not self.registered:
+            return word
+        reg = Signal(n, name=word.name + "_r", reset_less=True)
+        self.cm.d.sync += reg.eq(word)
+        return reg
 
     # --- lane-wide masks ---------------------------------------------------------------------
 

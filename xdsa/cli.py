@@ -394,7 +394,7 @@ def cmd_synth(args):
     try:
         report = run_flow(config, target, freq_mhz=args.freq, out_dir=args.output, seed=args.seed,
                           breakdown=args.breakdown, luts=args.luts, unit=args.unit,
-                          time_limit_min=time_limit, log=progress)
+                          time_limit_min=time_limit, router=args.router, log=progress)
     except SynthFailure as e:
         print(format_summary(e.report))
         print(f"xdsa synth: {e}", file=sys.stderr)
@@ -500,6 +500,9 @@ def build_parser():
     y.add_argument("--luts", choices=["abc9", "abc"], default="abc9",
                    help="LUT mapping: abc9 (timing-driven, yosys's default) or abc (abc -lut 4: "
                         "fewer LUTs on ECP5, faster)")
+    y.add_argument("--router", choices=["router1", "router2"], default="router1",
+                   help="nextpnr router: router1 (its default) or router2 (resolves congestion in fewer "
+                        "iterations on large designs)")
     y.add_argument("--time-limit", type=float, default=None, metavar="MIN",
                    help="stop place and route after MIN minutes and fail with how far it got and the placement "
                         "estimate (default: 120; 0: no limit)")

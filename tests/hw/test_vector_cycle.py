@@ -33,6 +33,8 @@ CFG32 = CoreConfig("r32", mem_bytes=8192, row_bytes=32, vector_bytes=32)
 CFG32N = CoreConfig("r32n", mem_bytes=8192, row_bytes=32, vector_bytes=32, vector_narrow_bits=64,
                    vector_min_lane=8)   # as `base`
 CFG16N = CoreConfig("r16n", mem_bytes=8192, row_bytes=16, vector_bytes=16, vector_narrow_bits=64)
+CFG16NS = CoreConfig("r16ns", mem_bytes=8192, row_bytes=16, vector_bytes=16, vector_narrow_bits=64,
+                     vector_narrow_stages=10)   # every register of the narrow path
 
 
 def cases(seed):
@@ -65,6 +67,24 @@ def cases(seed):
     out.append(mk("abs_unsigned", "abs", {"s0": DU.U16, "d": DU.U16}, 20))
     out.append(mk("inplace", "add", B, 40, addr={"s0": 0x500, "s1": 0x900, "d": 0x500}))
     out.append(mk("add_s4_only", "add", {"s0": DU.S4, "s1": DU.S4, "d": DU.S4}, 101, sat=1))   # 4-bit lanes, or 8
+    return out
+
+
+def narrow_cases(seed):
+    """The narrow kinds `cases` leaves out (for the configuration with a staged narrow path)."""
+    rng = random.Random(seed)
+    out = []
+
+    def mk(name, mn, units, n, **kw):
+        out.append(make(mn, units, n, rng=rng, seed=seed * 100 + 50 + len(out), name=name, **kw))
+    mk("clip_s8", "clip", {"s0": DU.S8, "d": DU.S8}, 40)
+    mk("lsl_u16", "lsl", {"s0": DU.U16, "s1": DU.U8, "d": DU.U16}, 21)
+    mk("lsr_s8", "lsr", {"s0": DU.S8, "s1": DU.U8, "d": DU.S8}, 33)
+    mk("ror_u32", "ror", {"s0": DU.U32, "s1": DU.U8, "d": DU.U32}, 17)
+    mk("ror_u64", "ror", {"s0": DU.U64, "s1": DU.U8, "d": DU.U64}, 6)
+    mk("asr_s16", "asr", {"s0": DU.S16, "s1": DU.U8, "d": DU.S16}, 19, rnd=1)
+    mk("mod_s32", "mod", {"s0": DU.S32, "s1": DU.S32, "d": DU.S32}, 7)
+    mk("pow_s8", "pow", {"s0": DU.S8, "s1": DU.S8, "d": DU.S16}, 10)
     return out
 
 
@@ -158,10 +178,10 @@ def lockstep(cfg, jobs, *, seed, p_ready=0.7, max_cycles=60_000):
 
 
 @pytest.mark.parametrize("cfg, seed, p_ready", [(CFG8, 1, 0.7), (CFG8, 2, 0.45), (CFG32, 3, 0.75),
-                                                (CFG32N, 4, 0.75), (CFG16N, 5, 0.6)],
-                         ids=["w8", "w8_slow_memory", "w32", "w32_narrow", "w16_narrow"])
+                                                (CFG32N, 4, 0.75), (CFG16N, 5, 0.6), (CFG16NS, 6, 0.6)],
+                         ids=["w8", "w8_slow_memory", "w32", "w32_narrow", "w16_narrow", "w16_narrow_staged"])
 def test_lockstep(cfg, seed, p_ready):
-    jobs = cases(seed)
+    jobs = cases(seed) + (narrow_cases(seed) if cfg.vector_narrow_stages else [])
     exp = [golden(cfg, c) for c in jobs]
     got = lockstep(cfg, [(c, e[0]) for c, e in zip(jobs, exp)], seed=seed, p_ready=p_ready)
     errors = [r for r in (compare(c, e, g) for c, e, g in zip(jobs, exp, got)) if r]
