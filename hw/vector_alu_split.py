@@ -8,8 +8,9 @@ Two `hw.vector_alu.VectorAlu` instances share the stage's ports:
 * the **narrow path**, ``nb`` bits, builds the `NARROW_KINDS` (POW, MEDIAN, CLIP,
   MUL, LSL, LSR, ROR, ASL, ASR/NSR, DIV/MOD) with the only multiplier array, and
   takes the beat one ``nb``-bit lane group after the other (lanes are at most 64
-  bits, so a group holds whole lanes and the SWAR words need no change). Each group takes the cycles a whole beat
-  would take on a full-width ALU (``occ / G``, G = n / nb, set by the engine);
+  bits, so a group holds whole lanes and the SWAR words need no change). Each group
+  takes the steps a whole beat would take on a full-width ALU (``cfg.occ_g``, set
+  by the engine; G = n / nb groups);
   the results of groups 0 .. G-2 are kept in registers and the last group's is
   passed through, so the beat is complete in its last cycle, exactly where a
   full-width ALU has it. The narrow path's magnitude-mode
@@ -21,8 +22,9 @@ Two `hw.vector_alu.VectorAlu` instances share the stage's ports:
 On `base` (n = 256, nb = 64) the two paths with their sequencing take 43 % of the
 cells of the full-width ALU (yosys, flattened, `abc -lut 4`: 19,606 LUT4 + 1,501
 CCU2C against 47,634 + 1,312); the narrow kinds run at one quarter of their
-full-width rate, e.g. CLIP on int8 at 8 bytes per cycle. DIV/MOD were one 64-bit lane group at a time
-already and keep their speed.
+full-width rate without stages (e.g. CLIP on int8 at 8 bytes per cycle; `base`'s 8
+stages make it 0.89). DIV/MOD were one 64-bit lane group at a time already and keep
+their number of steps.
 
 The narrow path's beat (the kept groups and the last group's result) is registered
 at ``take``, beside the wide path's front words.
@@ -31,8 +33,8 @@ at ``take``, beside the wide path's front words.
 path, at the first K of `NARROW_CUTS`: the multipliers' outputs, adder A1's result,
 the right shifter's, the 96-bit product sums, the narrow ALU's result, the selected
 lane group's operands, the multipliers' inputs, adder A2's result, the division's
-subtraction, the magnitudes. Each
-*step* of the narrow path then takes 1 + K cycles: its inputs (the group's
+subtraction, the magnitudes. Each *step* of the narrow path then takes 1 + K
+cycles: its inputs (the group's
 operands, the step number, the iterative state) hold still for that long, the
 registers load every cycle, and the state (the iterative kinds', the multiplier's
 pass-0 product, the kept groups, the group counter) changes only in the step's
