@@ -66,7 +66,7 @@ from amaranth.lib.wiring import In, Out
 
 from .vector_mul import MUL_CUTS, MulArray
 from .vector_ops import Kind
-from .vector_swar import LANE_BITS, Lanes
+from .vector_swar import LANE_BITS, Lanes, cut_registers
 
 __all__ = ["VectorAlu", "beat_config_layout", "MAG_KINDS", "ALL_KINDS", "OCC_BITS", "ALU_CUTS"]
 
@@ -209,11 +209,7 @@ class VectorAlu(wiring.Component):
 
         def cut(where, *sigs):
             """`sigs`, or their registers if the ALU has the cut `where`."""
-            if where not in self.cuts:
-                return sigs
-            regs = tuple(Signal(len(s), name=s.name + "_r", reset_less=True) for s in sigs)
-            m.d.sync += [r.eq(s) for r, s in zip(regs, sigs)]
-            return regs
+            return cut_registers(m, where in self.cuts, *sigs)
 
         r1_low, r1_neg, r1_fit = cut("a1", *ln.add(x1, x1s, Mux(sub1, ~y1, y1), Mux(sub1, ~y1s & H, y1s),
                                                    Mux(sub1, LO, 0), "a1"))

@@ -54,7 +54,7 @@ from amaranth.lib.wiring import In, Out
 from .vector_alu import ALL_KINDS, ALU_CUTS, MAG_KINDS, OCC_BITS, VectorAlu, beat_config_layout
 from .vector_convert import exact_from_magnitude
 from .vector_ops import NARROW_KINDS
-from .vector_swar import LANE_BITS, Lanes
+from .vector_swar import LANE_BITS, Lanes, cut_registers
 from .wide_mux import select_word
 
 __all__ = ["SplitAlu", "NARROW_CUTS"]
@@ -93,13 +93,9 @@ class SplitAlu(wiring.Component):
         cfg = self.cfg
         cuts = NARROW_CUTS[:K]
 
-        def cut(where, sig, name):
-            """`sig`, or its register if the narrow path has the cut `where`."""
-            if where not in cuts:
-                return sig
-            r = Signal(len(sig), name=name, reset_less=True)
-            m.d.sync += r.eq(sig)
-            return r
+        def cut(where, *sigs):
+            """`sigs`, or their registers if the narrow path has the cut `where`."""
+            return cut_registers(m, where in cuts, *sigs)
 
         m.submodules.wide = wide = VectorAlu(n, ALL_KINDS - NARROW_KINDS, self.widths)
         m.submodules.narrow = narrow = VectorAlu(nb, NARROW_KINDS, self.widths, registered=False,
@@ -131,9 +127,10 @@ class SplitAlu(wiring.Component):
                      narrow.cfg.eq(cfg), narrow.it.eq(sub),
                      narrow.step.eq(self.step & step_end & ~group_last)]
         for p in PORTS_IN:
-            word = select_word(m, getattr(self, p), g, nb, f"grp_{p}", platform)
+            word = Signal(nb, name=f"grp_{p}")
+            m.d.comb += word.eq(select_word(m, getattr(self, p), g, nb, f"grp_{p}", platform))
             m.d.comb += [getattr(wide, p).eq(getattr(self, p)),
-                         getattr(narrow, p).eq(cut("operands", word, f"grp_{p}_r"))]
+                         getattr(narrow, p).eq(cut("operands", word)[0])]
 
         # the narrow path's results in exact mode (flags at the lane MSBs)
         cm = Module()
@@ -141,7 +138,7 @@ class SplitAlu(wiring.Component):
         ln = Lanes(m, nb, cfg.lsel, "nx", cm=cm, widths=self.widths, registered=K > 0)
         mag = Signal(name="mag_mode")
         cm.d.comb += mag.eq(cfg.kind.matches(*MAG_KINDS))
-        r_low, r_hi, r_neg, r_fit = (cut("result", getattr(narrow, p), f"n_{p}_r") for p in ("low", "hi", "neg", "fit"))
+        r_low, r_hi, r_neg, r_fit = cut("result", narrow.low, narrow.hi, narrow.neg, narrow.fit)
         v, negm, fitm = exact_from_magnitude(ln, r_low, r_hi, r_neg, "nx")
         nres = {}
         for p, word in (("low", Mux(mag, v, r_low)), ("neg", Mux(mag, negm & ln.H, r_neg)),

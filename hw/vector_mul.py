@@ -29,7 +29,7 @@ from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .vector_swar import LANE_BITS
+from .vector_swar import LANE_BITS, cut_registers
 
 __all__ = ["MulArray", "MUL_CUTS"]
 
@@ -64,11 +64,7 @@ class MulArray(wiring.Component):
 
     def _cut(self, m, where, sig):
         """`sig`, or its register if the array has the cut `where`."""
-        if where not in self.cuts:
-            return sig
-        r = Signal.like(sig, name=sig.name + "_r", reset_less=True)
-        m.d.sync += r.eq(sig)
-        return r
+        return cut_registers(m, where in self.cuts, sig)[0]
 
     def elaborate(self, platform):
         m = Module()

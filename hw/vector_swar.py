@@ -25,9 +25,19 @@ use them register the results, see `hw.vector_pipe`).
 
 from amaranth.hdl import Cat, Const, Signal
 
-__all__ = ["LANE_BITS", "Lanes", "lane_const"]
+__all__ = ["LANE_BITS", "Lanes", "lane_const", "cut_registers"]
 
 LANE_BITS = (4, 8, 16, 32, 64)
+
+
+def cut_registers(m, enabled, *sigs):
+    """`sigs`, or (if `enabled`) registers of them loaded every cycle, named after them
+    with ``_r``: the cuts of a multi-cycle path (the narrow path's stages)."""
+    if not enabled:
+        return sigs
+    regs = tuple(Signal(len(s), name=s.name + "_r", reset_less=True) for s in sigs)
+    m.d.sync += [r.eq(s) for r, s in zip(regs, sigs)]
+    return regs
 
 
 def lane_const(n, lane, value):
