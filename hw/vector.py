@@ -513,7 +513,8 @@ class VectorEngine(wiring.Component):
                     bcfg.sg1.eq(signed[S1] & ~props.shift_amount), bcfg.sg2.eq(signed[S2]),
                     bcfg.rsg.eq(signed[S0]), bcfg.sd.eq(signed[D]),
                     bcfg.sat.eq(sat & ~props.no_sat), bcfg.rnd.eq(rnd), bcfg.lt.eq(lt),
-                    bcfg.pass2.eq(pass2), bcfg.swap.eq(bsel[S1] > bsel[S0]), bcfg.occ.eq(occ), bcfg.occ_g.eq(occ_n >> narrow_shift),
+                    bcfg.pass2.eq(pass2), bcfg.swap.eq(bsel[S1] > bsel[S0]), bcfg.occ.eq(occ),
+                    bcfg.occ_g.eq(occ_n >> narrow_shift),
                     bcfg.ws.eq(Mux(props.pattern, bsel[S0], lsel)),
                     bcfg.imm0.eq(imm0), bcfg.imm1.eq(imm1), bcfg.isg.eq(signed[S0]),
                 ]

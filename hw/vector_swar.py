@@ -119,12 +119,7 @@ class Lanes:
         def f(L, *rest):
             v = fn(L, *rest)
             return None if v is None else Const(lane_const(n, L, v), n)
-        word = self.per_lane(name, f, keys=keys, module=self.cm)
-        if not self.registered:
-            return word
-        reg = Signal(n, name=word.name + "_r", reset_less=True)
-        self.cm.d.sync += reg.eq(word)
-        return reg
+        return cut_registers(self.cm, self.registered, self.per_lane(name, f, keys=keys, module=self.cm))[0]
 
     # --- lane-wide masks ---------------------------------------------------------------------
 
