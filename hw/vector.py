@@ -294,11 +294,18 @@ class VectorEngine(wiring.Component):
         used_unit = props.unit_mask
         kind = props.kind
         lsel = Signal(3)
-        lmax = Const(0, 3)
+        # the widest used unit, not below the narrowest lane built (int4 in 8-bit lanes: 1): the
+        # highest bit of an OR of one-hot widths, not a chain of comparisons
+        lfloor = exact_log2(cfg.vector_min_lane) - 2
+        widths_used = Signal(5)
+        onehot = Const(1 << lfloor, 5)
         for s in range(4):
-            lmax = Mux(used_unit[s] & (bsel[s] > lmax), bsel[s], lmax)
-        lfloor = exact_log2(cfg.vector_min_lane) - 2    # the narrowest lane built (int4 in 8-bit lanes: 1)
-        m.d.comb += lsel.eq(Mux(props.bytes_only, 1, Mux(lmax < lfloor, lfloor, lmax)))
+            onehot = onehot | Mux(used_unit[s], (Const(1, 5) << bsel[s])[:5], 0)
+        m.d.comb += widths_used.eq(onehot)
+        lmax = Const(0, 3)
+        for i in range(5):
+            lmax = Mux(widths_used[i], i, lmax)
+        m.d.comb += lsel.eq(Mux(props.bytes_only, 1, lmax))
 
         float_bad = Signal()
         m.d.comb += float_bad.eq(Cat(*(used_unit[s] & is_float[s] for s in range(4))).any())
@@ -313,6 +320,24 @@ class VectorEngine(wiring.Component):
                 m.d.comb += rule_bad.eq((b0 == 0) | (bd + 1 != b0))
             with m.Case(RULES["extend"]):
                 m.d.comb += rule_bad.eq((b0 > 3) | (bd == 0) | (bd <= b0))
+
+        # The instruction's facts as registers, loaded every cycle from the fields latched with
+        # the command: UNIT's checks read the decoders themselves, every later state (OVERLAP ..
+        # RUN, the reducer) reads the registers, which settle at the end of UNIT, so the
+        # decoding of the opcode and the units is off the paths of the checks and the beat issue.
+        def held(value, name):
+            reg = Signal.like(value, name=name + "_h")
+            m.d.sync += reg.eq(value)
+            return reg
+        red_c, tensor_c = props.reduction, props.reduction & ~props.asum      # UNIT's own decoding
+        ov_mask_c = Signal(4, name="ov_mask_c")
+        m.d.comb += ov_mask_c.eq(Mux(props.reduction, 0, props.src_mask))
+        props = held(props, "props")
+        bsel = [held(b, f"bsel_{r}") for b, r in zip(bsel, SLOT_ROLE)]
+        signed = [held(sg, f"signed_{r}") for sg, r in zip(signed, SLOT_ROLE)]
+        lsel = held(lsel, "lsel")
+        kind = props.kind
+        b0, bd = bsel[S0], bsel[D]
 
         # --- operand byte counts and checks (exact, 72-bit) ------------------------------------------------
         def nbytes(count, bs):
@@ -412,12 +437,13 @@ class VectorEngine(wiring.Component):
         def nibbles(count, bs):
             return (count << bs)[:NB]
 
-        # elements per beat and nibbles per beat of each slot
+        # elements per beat and nibbles per beat of each slot (registers like the facts above:
+        # settled before PREP, read in RUN)
         beat_e = Signal(range(n // 4 + 1))
-        m.d.comb += beat_e.eq(Const(n // 4, range(n // 4 + 1)) >> lsel)
+        m.d.sync += beat_e.eq(Const(n // 4, range(n // 4 + 1)) >> lsel)
         beat_nib = [Signal(range(2 * W + 1), name=f"beat_nib_{r}") for r in SLOT_ROLE]
         for s in range(4):
-            m.d.comb += beat_nib[s].eq(Mux(bsel[s] > lsel, 0, Const(2 * W, range(2 * W + 1)) >> (lsel - bsel[s])[:3]))
+            m.d.sync += beat_nib[s].eq(Mux(bsel[s] > lsel, 0, Const(2 * W, range(2 * W + 1)) >> (lsel - bsel[s])[:3]))
 
         eleft = Signal(NB + 1)                      # elements not yet loaded into S0
         dleft = Signal(NB + 1)                      # destination nibbles not yet loaded
@@ -456,18 +482,17 @@ class VectorEngine(wiring.Component):
                     m.d.sync += [st.eq(UNIT), fault.eq(0)]
 
             with m.Case(UNIT):
-                ov_any, ov_first = first_from(ov_mask, 0)
-                rg_any, rg_first = first_from(rg_mask, 0)
+                ov_any, ov_first = first_from(ov_mask_c, 0)
                 with m.If(float_bad | rule_bad):
                     m.d.sync += [st.eq(DONE), fault.eq(int(Fault.UNSUPPORTED_UNIT))]
-                with m.Elif(tensor):
+                with m.Elif(tensor_c):
                     with m.If(axis == 0):
                         m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ILLEGAL_OPERAND))]
                     with m.Else():
                         m.d.sync += st.eq(RED_DIMS)
-                with m.Elif(props.reduction & (length == 0)):             # ASUM of nothing
+                with m.Elif(red_c & (length == 0)):                       # ASUM of nothing
                     m.d.sync += st.eq(DONE)
-                with m.Elif(props.reduction):
+                with m.Elif(red_c):
                     m.d.sync += [st.eq(RANGE), ck.eq(D)]
                 with m.Else():
                     m.d.sync += [st.eq(OVERLAP), ck.eq(ov_first)]
@@ -607,7 +632,7 @@ class VectorEngine(wiring.Component):
 
         # --- reducer --------------------------------------------------------------------------------------------
         m.d.comb += [
-            red.start.eq(start_rd & props.reduction), red.dims_start.eq((st == UNIT) & tensor),
+            red.start.eq(start_rd & props.reduction), red.dims_start.eq((st == UNIT) & tensor_c),
             red.variant.eq(props.variant), red.asum.eq(props.asum),
             red.src_nib.eq(addr[S0] << 1), red.length.eq(length[:NB]),
             red.fw.eq(dims[0]), red.fh.eq(dims[1]), red.fc.eq(dims[2]), red.axis.eq(axis),
@@ -615,10 +640,12 @@ class VectorEngine(wiring.Component):
             red.dbsel.eq(bd), red.dsigned.eq(signed[D]), red.sat.eq(sat | tensor),
             red.window.eq(readers[0].window), red.avail.eq(readers[0].avail), red.rd_left.eq(readers[0].left),
             red.run.eq(red_run),
-            red_n.eq(red.n_total), red_m.eq(red.n_out),
         ]
         with m.If(red_run):
             m.d.comb += readers[0].take.eq(red.take)
+        # the reduction's element counts as registers: valid from the cycle after `dims_ready`,
+        # the first RANGE check's (ASUM's counts do not use them)
+        m.d.sync += [red_n.eq(red.n_total), red_m.eq(red.n_out)]
 
         # --- writer ---------------------------------------------------------------------------------------------
         m.d.comb += [

@@ -104,21 +104,17 @@ class SplitAlu(wiring.Component):
         is_narrow = Signal()
         m.d.comb += is_narrow.eq(Cat(cfg.kind == k for k in sorted(NARROW_KINDS)).any())
 
-        # group counter, the step inside the group and the cycle inside the step; all read
-        # as 0 in a beat's first cycle (`it` = 0), so a beat held in its last cycle (S1
-        # stalled) keeps its group
-        first = self.it == 0
-        g_r = Signal(range(G), name="grp_r")
-        sub_r = Signal(OCC_BITS, name="sub_r")
-        g, sub = Signal(range(G), name="grp"), Signal(OCC_BITS, name="sub_it")
-        m.d.comb += [g.eq(Mux(first, 0, g_r)), sub.eq(Mux(first, 0, sub_r))]
+        # group counter, the step inside the group and the cycle inside the step: registers
+        # that `take` (a beat's last cycle) returns to 0, so they are 0 in every beat's first
+        # cycle (`it` = 0), and a beat held in its last cycle (S1 stalled) keeps its group
+        g = Signal(range(G), name="grp")
+        sub = Signal(OCC_BITS, name="sub_it")
         group_last = Signal()
         m.d.comb += group_last.eq(sub == cfg.occ_g - 1)
         step_end = Signal()                     # the last cycle of a step
         if K:
-            cyc_r = Signal(range(K + 1), name="cyc_r")
             cyc = Signal(range(K + 1), name="cyc")
-            m.d.comb += [cyc.eq(Mux(first, 0, cyc_r)), step_end.eq(cyc == K)]
+            m.d.comb += step_end.eq(cyc == K)
         else:
             m.d.comb += step_end.eq(1)
 
@@ -151,17 +147,17 @@ class SplitAlu(wiring.Component):
         with m.If(self.step):
             with m.If(step_end):
                 with m.If(group_last):
-                    m.d.sync += [g_r.eq(g + 1), sub_r.eq(0)]
+                    m.d.sync += [g.eq(g + 1), sub.eq(0)]
                     with m.Switch(g):
                         for i in range(G - 1):
                             with m.Case(i):
                                 m.d.sync += [kept[p][i].eq(nres[p]) for p in PORTS_OUT]
                 with m.Else():
-                    m.d.sync += [g_r.eq(g), sub_r.eq(sub + 1)]
-            with m.Else():
-                m.d.sync += [g_r.eq(g), sub_r.eq(sub)]
+                    m.d.sync += sub.eq(sub + 1)
             if K:
-                m.d.sync += cyc_r.eq(Mux(step_end, 0, cyc + 1))
+                m.d.sync += cyc.eq(Mux(step_end, 0, cyc + 1))
+        with m.Elif(self.take):
+            m.d.sync += [g.eq(0), sub.eq(0)] + ([cyc.eq(0)] if K else [])
         # the narrow path's beat, registered at `take` like the wide path's front words
         n_out = {p: Signal(n, name=f"t_n_{p}", reset_less=True) for p in PORTS_OUT}
         with m.If(self.take):

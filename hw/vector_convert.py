@@ -13,7 +13,8 @@ otherwise). Then, with k = dst_bits - signed:
 
 Packing takes the low dst_bits of every lane into consecutive destination
 elements: the beat's destination data, least significant element first.
-Combinational (the pipeline registers the result).
+Combinational (the pipeline registers the result) but for the range mask, a
+register loaded every cycle from ``cfg``.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -21,7 +22,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .vector_alu import MAG_KINDS, beat_config_layout
-from .vector_swar import LANE_BITS, Lanes
+from .vector_swar import LANE_BITS, Lanes, cut_registers
 
 __all__ = ["Converter", "exact_from_magnitude"]
 
@@ -84,7 +85,9 @@ class Converter(wiring.Component):
             bd, sd = d
             k = bd - sd
             return None if bd > L else ((1 << L) - 1) & ~((1 << k) - 1)
-        hi_mask = ln.const(mk, "mk", keys=dkey)           # lane bits [k, L)
+        # lane bits [k, L), registered: `cfg` holds still from before the first beat (the
+        # engine sets it in PREP), and the mask's decoding is then off the range checks' path
+        hi_mask, = cut_registers(cm, True, ln.const(mk, "mk", keys=dkey))
         hi_bits = ln.lane_any(v & hi_mask, "anyhi")
         zero_bits = ln.lane_any(~v & hi_mask, "anyzero")
         over = Signal(n, name="over")

@@ -96,8 +96,12 @@ class BeatPipe(wiring.Component):
 
         v0, vt, v1, v2 = Signal(), Signal(), Signal(), Signal()
         it = Signal(OCC_BITS)
+        # c_due = v0 & (it == 0) & MEDIAN, registered: a MEDIAN beat's first S1 cycle is the one
+        # after its `load` (MEDIAN takes two or more cycles, so `it` leaves 0 after one), and
+        # `cfg` holds still from before the first load (the kind's decoding registered too)
         c_due = Signal()
-        m.d.comb += c_due.eq(v0 & (it == 0) & (cfg.kind == Kind.MEDIAN))
+        is_med = Signal(name="is_median")
+        m.d.sync += [is_med.eq(cfg.kind == Kind.MEDIAN), c_due.eq(self.load & is_med)]
         src0 = unpack(self.win0, cfg.b0, cfg.sg0, "u0")
         src12 = unpack(self.win1, Mux(c_due, cfg.b2, cfg.b1), Mux(c_due, cfg.sg2, cfg.sg1), "u1")
         # the operands, their sign words (flags at the lane MSBs) and for sources 0 and 1

@@ -185,6 +185,9 @@ class Reducer(wiring.Component):
         xabs = Signal(65)
         m.d.comb += xabs.eq(Mux(xneg, -xs, xs))
         xnz = x != 0
+        # |x| > 1 without the negation: x is none of 0, 1, -1
+        xbig = Signal()
+        m.d.comb += xbig.eq(xnz & (x != 1) & (x != (1 << 65) - 1))
         el_nib = Signal(6)
         m.d.comb += el_nib.eq(Const(1, 6) << el)
         cap = Signal(66)                                  # PROD magnitudes saturate here: 2**bits
@@ -250,7 +253,7 @@ class Reducer(wiring.Component):
                     with m.If(var == VAR):
                         mul(xabs, xabs)
                         m.next = "SQ"
-                    with m.Elif((var == PROD) & (pmag != 0) & (pmag != cap) & (xabs > 1)):
+                    with m.Elif((var == PROD) & (pmag != 0) & (pmag != cap) & xbig):
                         mul(pmag, xabs)
                         m.next = "PROD"
                     with m.Else():
