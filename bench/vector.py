@@ -142,12 +142,12 @@ def run(config):
                  f"element width, sets the rate); the {per_insn} cycles above one per beat are the fixed cost per "
                  "instruction (the same as the short ADD's latency).")
     if narrow:
-        K = config.vector_narrow_stages
-        staged = (f", whose {K} stages make each of its steps {1 + K} cycles" if K else "")
+        K, step = config.vector_narrow_stages, config.narrow_step_cycles
+        staged = (f", whose {K} stages make each of its steps {step} cycles" if K else "")
         notes.append(f"the narrow path's kinds ({', '.join(sorted(k.upper() for k in NARROW_SCALED))}) run on a "
                      f"{config.vector_narrow_bits}-bit ALU, one lane group of the beat after the other{staged}: "
-                     f"{config.narrow_groups * (1 + K)} times the cycles of a full-width beat "
-                     f"(DIV and MOD, one 64-bit group at a time anyway: {1 + K} times).")
+                     f"{config.narrow_groups * step} times the cycles of a full-width beat "
+                     f"(DIV and MOD, one 64-bit group at a time anyway: {step} times).")
     result = {"title": f"Vector engine ({config.name}, W = {W})", "rows": rows, "notes": notes}
     for r in rows:
         print(f"  {r['case']:36s} {r['cycles']:8d} cycles  {r['bytes_per_cycle']:7.3f} B/cycle "

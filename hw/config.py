@@ -25,7 +25,7 @@ class CoreConfig:
     vector_narrow_bits: int = 0    # width of the ALU for POW, MEDIAN, CLIP, MUL, the shifts, DIV/MOD
                                    # (0: the whole datapath; 64: one 64-bit lane group per cycle)
     vector_narrow_stages: int = 0  # registers inside the narrow path (0 up to its NARROW_CUTS); each of
-                                   # its steps then takes 1 + stages cycles (hw/vector_alu_split.py)
+                                   # its steps then takes `narrow_step_cycles` (hw/vector_alu_split.py)
     vector_min_lane: int = 4       # narrowest lane of the vector datapath in bits (4, or 8: int4-only
                                    # instructions then run in 8-bit lanes, at half their rate)
     array_n: int = 0               # systolic array size N (0: no matrix unit)
@@ -85,6 +85,13 @@ class CoreConfig:
         """The lane groups a beat is split into on the vector ALU's narrow path (1: not split)."""
         nb = self.vector_narrow_bits
         return (8 * self.vector_bytes) // nb if nb else 1
+
+    @property
+    def narrow_step_cycles(self) -> int:
+        """Cycles per step of the vector ALU's narrow path (1 without stages; see
+        `hw.vector_alu_split.narrow_step_cycles`)."""
+        from .vector_alu_split import narrow_step_cycles
+        return narrow_step_cycles(self.vector_narrow_stages)
 
     @property
     def lanes(self) -> int:

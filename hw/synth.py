@@ -14,7 +14,9 @@ fits any package. The flow runs
 and writes ``report.json`` and ``report.md`` in ``build/<config>-<target>/``:
 resources used with the device totals (from nextpnr; LUT4 and flip-flop counts on
 iCE40 from yosys), Fmax per clock, the requested frequency and whether it was met,
-the critical path (nextpnr's log: start, end, delay) and the tool run times. If the
+the critical path (nextpnr's log: start, end, delay), the netlist's deepest logic
+(`hw.logic_depth`: the paths with the most LUT levels, named by their registers, which
+the report has even when nextpnr reports no path) and the tool run times. If the
 design does not fit the device, the report says which resource overflows and adds
 a per-module breakdown from a second yosys run (``breakdown.json``), and the
 flow fails. `run_flow` returns the report; `SynthFailure` carries it when the
@@ -34,6 +36,7 @@ from amaranth.lib.wiring import In, Out
 
 from .boards import BridgedCore, DEFAULT_BAUD, DEFAULT_TIME_LIMIT_MIN, power_on_reset, run_logged, yowasp_env
 from .config import CoreConfig
+from .logic_depth import deepest_paths
 from .uart import baud_divisor
 from .unit_top import UNITS, UnitTop, check_unit
 
@@ -141,6 +144,7 @@ def _run(cmd, log_path, what, log, env, time_limit=None):
 LUT_MAPPERS = ("abc9", "abc")
 ROUTERS = ("router1", "router2")     # nextpnr --router
 BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
+LOGIC_DEPTH_PATHS = 5      # the deepest paths of the netlist in the report (`hw.logic_depth`)
 
 
 def _check_luts(luts):
@@ -369,6 +373,8 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
         raise RuntimeError(f"yosys failed (exit status {rc}); see {out_dir}/yosys.log")
     cells = _yosys_cells(os.path.join(out_dir, "stat.json"), target.family)
     report["yosys_cells"] = cells
+    # the deepest logic of the netlist: what limits Fmax even when nextpnr reports no path
+    report["logic_depth"] = deepest_paths(os.path.join(out_dir, "top.json"), target.family, count=LOGIC_DEPTH_PATHS)
 
     nextpnr = env["NEXTPNR_ICE40" if target.family == "ice40" else "NEXTPNR_ECP5"]
     cmd = [nextpnr, *target.nextpnr_args, "--json", "top.json", "--freq", f"{freq:g}", "--seed", str(seed),
@@ -591,6 +597,15 @@ def report_markdown(report):
         out += [f"Critical path ({p['clock']}): {p['delay_ns']} ns"
                 + (f" ({p['logic_ns']} ns logic, {p['routing_ns']} ns routing)" if p.get("logic_ns") is not None
                    else ""), "", f"* from `{p['from']}`", f"* to `{p['to']}`", ""]
+    if report.get("logic_depth"):
+        out += ["Deepest logic of the netlist (`hw.logic_depth`: LUT levels from register to register, "
+                "a LUT 1, a slice multiplexer 0.3, a carry step 0.05; routing not counted; nets named "
+                "after the signals the synthesis named them from):", "",
+                "| levels | LUTs | from | to | through |", "| ---: | ---: | --- | --- | --- |"]
+        for p in report["logic_depth"]:
+            via = ", ".join(f"`{v}`" for v in p["via"][:6])
+            out.append(f"| {p['levels']:g} | {p['luts']} | `{p['from']}` | `{p['to']}` | {via} |")
+        out.append("")
     if report.get("breakdown"):
         bd = report["breakdown"]
         if "error" in bd:
@@ -629,6 +644,8 @@ def format_summary(report):
         lines.append(f"  Fmax {clk}: {v['achieved_mhz']:.2f} MHz")
     for p in report.get("critical_paths", []):
         lines.append(f"  critical path ({p['clock']}): {p['delay_ns']} ns from {p['from']} to {p['to']}")
+    for p in report.get("logic_depth", [])[:1]:
+        lines.append(f"  deepest logic: {p['levels']:g} LUT levels from {p['from']} to {p['to']}")
     bd = report.get("breakdown")
     if bd and "error" not in bd:
         lines.append("  per module (breakdown run): LUT4s, flip-flops, block RAMs")

@@ -418,7 +418,7 @@ class VectorEngine(wiring.Component):
         scaled = Cat(kind == k for k in sorted(NARROW_SCALED_KINDS)).any()
         narrow = Cat(kind == k for k in sorted(NARROW_KINDS)).any()
         m.d.comb += [occ_n.eq(Mux(scaled, occ_beat << narrow_shift, occ_beat)),
-                     occ.eq(Mux(narrow, occ_n * (1 + cfg.vector_narrow_stages), occ_n))]
+                     occ.eq(Mux(narrow, occ_n * cfg.narrow_step_cycles, occ_n))]
         with m.Switch(kind):
             with m.Case(Kind.MUL):
                 m.d.comb += [pass2.eq((bsel[S0] == 4) & (bsel[S1] == 4)), occ_beat.eq(1 + pass2)]

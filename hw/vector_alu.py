@@ -99,7 +99,7 @@ TAIL_SET = frozenset(TAIL_KINDS)
 
 ALU_CUTS = ("a2", "shift", "a1", "mag", "div") + MUL_CUTS
 OCC_BITS = 14       # the ALU iteration counter: POW on a 64-bit narrow path takes 4 x 257 steps per beat,
-                    # each 1 + `CoreConfig.vector_narrow_stages` cycles
+                    # each `CoreConfig.narrow_step_cycles` cycles
 ALL_KINDS = frozenset(range(Kind.COUNT)) - {Kind.REDUCE}
 
 
@@ -113,8 +113,9 @@ class VectorAlu(wiring.Component):
     shifter, after adder A1, after the magnitudes, after the division's subtraction,
     and `hw.vector_mul.MUL_CUTS` in the multiplier array):
     the narrow path's stages (`hw.vector_alu_split`); the caller then holds every
-    input for ``len(cuts)`` cycles more than a step and raises ``step`` only in the
-    last of them.
+    input for as many cycles more than a step as the deepest path has cut registers
+    (at most one per rank of `hw.vector_alu_split.CUT_RANK`) and raises ``step`` only
+    in the last of them.
 
     ``cfg`` must hold its value from the cycle before a beat's first S1 cycle (the
     engine sets it in PREP, before the first read): the selects of A1's operands and
@@ -346,14 +347,17 @@ class VectorAlu(wiring.Component):
 
             with kcase(Kind.LSL, Kind.LSR, Kind.ROR):
                 # source 0's bit pattern (zero-extended), read back in its unit
+                # and the lanes whose pattern bit w - 1 is set: an OR tree per candidate pattern
+                # (wtop is one bit per lane), the choice after the trees
                 pat = Signal(n, name="pattern")
+                msb = Signal(n, name="pmsb")
                 m.d.comb += [mul.x.eq(a), mul.y.eq(Mux(kind == Kind.ROR, right, pow2)),
                              mul.pass_.eq(cfg.pass2 & ~first), mul.acc_load.eq(self.step & first)]
                 with m.Switch(kind):
                     with kcase(Kind.LSL):
-                        m.d.comb += pat.eq(mul.pl & wmask)
+                        m.d.comb += [pat.eq(mul.pl & wmask), msb.eq(ln.lane_any(mul.pl & wtop, "pmsb_l"))]
                     with kcase(Kind.LSR):
-                        m.d.comb += pat.eq(right & ~bigr)
+                        m.d.comb += [pat.eq(right & ~bigr), msb.eq(ln.lane_any(right & wtop, "pmsb_r") & ~bigr)]
                     with m.Default():
                         # the product's bits [w, 2w): in the high half when w = L
                         ror_hi = ln.per_lane("ror_hi", lambda L, w: None if bits(w) > L else mul.ph
@@ -361,9 +365,9 @@ class VectorAlu(wiring.Component):
                                                                           Const(0, bits(w)))
                                                                       for j in range(n // L)), keys=WS)
                         kz = ln.comb(~ln.lane_any(k, "ror_knz"), "ror_kz")    # k = 0: 2**w may not fit
-                        m.d.comb += pat.eq((a & kz) | ((mul.pl | ror_hi) & wmask & ~kz))
-                # lanes whose pattern bit w - 1 is set (one OR tree, not a bit multiplexer per width pair)
-                msb = ln.lane_any(pat & wtop, "pmsb")
+                        m.d.comb += [pat.eq((a & kz) | ((mul.pl | ror_hi) & wmask & ~kz)),
+                                     msb.eq((ln.lane_any(a & wtop, "pmsb_a") & kz)
+                                            | (ln.lane_any((mul.pl | ror_hi) & wtop, "pmsb_p") & ~kz))]
                 sm = ln.comb(Mux(cfg.rsg, msb, 0), "psm")
                 result(pat | (sm & ~wmask), sm)
 

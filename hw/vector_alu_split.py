@@ -33,17 +33,21 @@ at ``take``, beside the wide path's front words.
 path, at the first K of `NARROW_CUTS`: the multipliers' outputs, adder A1's result,
 the right shifter's, the 96-bit product sums, the narrow ALU's result, the selected
 lane group's operands, the multipliers' inputs, adder A2's result, the division's
-subtraction, the magnitudes. Each *step* of the narrow path then takes 1 + K
-cycles: its inputs (the group's
-operands, the step number, the iterative state) hold still for that long, the
-registers load every cycle, and the state (the iterative kinds', the multiplier's
-pass-0 product, the kept groups, the group counter) changes only in the step's
-last cycle, when every path has settled. No path of the narrow path is longer than
-the logic between two cuts; the narrow kinds take 1 + K times their cycles.
+subtraction, the magnitudes. Each *step* of the narrow path then takes 1 + D
+cycles, D the most registers any path of the narrow path crosses: its inputs (the
+group's operands, the step number, the iterative state) hold still for that long,
+the registers load every cycle, and the state (the iterative kinds', the
+multiplier's pass-0 product, the kept groups, the group counter) changes only in
+the step's last cycle, when every path has settled. A path crosses the cuts in the
+order of their ranks (`CUT_RANK`: cuts of one rank, such as the magnitudes and A2,
+never lie on one path), so D is at most the number of ranks among the enabled cuts
+(`narrow_step_cycles`): 7 with 8 or more cuts, whose steps take 8 cycles. No path
+of the narrow path is longer than the logic between two cuts; the narrow kinds
+take 1 + D times their cycles.
 
 Latency: one cycle after ``take``, like `VectorAlu`. Throughput: one beat per ``occ`` cycles
 (``occ`` as the engine computes it, G times the full-width figure for the
-narrow kinds but DIV/MOD, times 1 + K for all narrow kinds); ``cfg.occ_g`` is the
+narrow kinds but DIV/MOD, times 1 + D for all narrow kinds); ``cfg.occ_g`` is the
 steps per lane group.
 """
 
@@ -57,11 +61,25 @@ from .vector_ops import NARROW_KINDS
 from .vector_swar import LANE_BITS, Lanes, cut_registers
 from .wide_mux import select_word
 
-__all__ = ["SplitAlu", "NARROW_CUTS"]
+__all__ = ["SplitAlu", "NARROW_CUTS", "CUT_RANK", "narrow_step_cycles"]
 
 # where the narrow path's stages put their registers, in the order they are added: the
 # ALU's (`hw.vector_alu.ALU_CUTS`), the selected group's operands, the narrow ALU's result
 NARROW_CUTS = ("products", "a1", "shift", "sums", "result", "operands", "mul_in", "a2", "div", "mag")
+
+# The rank of each cut along the narrow path: every path of the narrow ALU crosses cuts in
+# increasing rank, never two of one rank (the operands; the magnitudes or A2; the right
+# shifter or the division's subtraction; A1 or the multipliers' inputs; their outputs;
+# the product sums; the result), so no path holds more registers than the enabled cuts
+# have distinct ranks, and a step needs that many cycles plus one.
+CUT_RANK = {"operands": 1, "mag": 2, "a2": 2, "shift": 3, "div": 3, "a1": 4, "mul_in": 4,
+            "products": 5, "sums": 6, "result": 7}
+
+
+def narrow_step_cycles(stages):
+    """Cycles per step of the narrow path with the first `stages` of `NARROW_CUTS`:
+    1 + the number of distinct ranks (`CUT_RANK`) among them."""
+    return 1 + len({CUT_RANK[c] for c in NARROW_CUTS[:stages]})
 
 PORTS_IN = ("a", "as_", "b", "bs", "c", "cs", "am", "bm")
 PORTS_OUT = ("low", "neg", "fit")
@@ -92,6 +110,7 @@ class SplitAlu(wiring.Component):
         G = n // nb
         cfg = self.cfg
         cuts = NARROW_CUTS[:K]
+        D = narrow_step_cycles(K) - 1           # registers on the narrow path's deepest path
 
         def cut(where, *sigs):
             """`sigs`, or their registers if the narrow path has the cut `where`."""
@@ -112,9 +131,9 @@ class SplitAlu(wiring.Component):
         group_last = Signal()
         m.d.comb += group_last.eq(sub == cfg.occ_g - 1)
         step_end = Signal()                     # the last cycle of a step
-        if K:
-            cyc = Signal(range(K + 1), name="cyc")
-            m.d.comb += step_end.eq(cyc == K)
+        if D:
+            cyc = Signal(range(D + 1), name="cyc")
+            m.d.comb += step_end.eq(cyc == D)
         else:
             m.d.comb += step_end.eq(1)
 
@@ -154,10 +173,10 @@ class SplitAlu(wiring.Component):
                                 m.d.sync += [kept[p][i].eq(nres[p]) for p in PORTS_OUT]
                 with m.Else():
                     m.d.sync += sub.eq(sub + 1)
-            if K:
+            if D:
                 m.d.sync += cyc.eq(Mux(step_end, 0, cyc + 1))
         with m.Elif(self.take):
-            m.d.sync += [g.eq(0), sub.eq(0)] + ([cyc.eq(0)] if K else [])
+            m.d.sync += [g.eq(0), sub.eq(0)] + ([cyc.eq(0)] if D else [])
         # the narrow path's beat, registered at `take` like the wide path's front words
         n_out = {p: Signal(n, name=f"t_n_{p}", reset_less=True) for p in PORTS_OUT}
         with m.If(self.take):

@@ -22,7 +22,7 @@ multipliers' inputs, ``products`` their outputs, ``sums`` the slice's 96-bit sum
 the two 32 x 32-bit products. The registers load every cycle; the outputs are
 correct ``len(cuts)`` cycles after the inputs (and ``pass_``) stop changing, and
 ``acc_load`` may be raised only then (the narrow path holds its inputs for
-``1 + stages`` cycles per step).
+``CoreConfig.narrow_step_cycles`` cycles per step).
 """
 
 from amaranth.hdl import Cat, Const, Module, Signal

@@ -33,7 +33,7 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   64 x 64-bit products, ASL/LSL/ROR 2 for 64-bit lanes; DIV/MOD L per 64-bit
   lane group, W / 8 groups; POW 1 + 2 * bits(y) * passes; every `NARROW` kind but
   DIV/MOD times ``config.narrow_groups``, and every `NARROW` kind times
-  1 + ``config.vector_narrow_stages``) and finishes into the ALU's tail
+  ``config.narrow_step_cycles``) and finishes into the ALU's tail
   register T when T is free or advancing; T -> S1 when S1 is free or advancing;
   S1 -> S2 when S2 is free or advancing; S2 -> writer when the writer's request
   register is free or being freed.
@@ -82,11 +82,11 @@ class Plan:
     unit_fault: bool
 
 
-def plan(mnemonic, f, groups=1, narrow_groups=1, min_lane=4, narrow_stages=0):
+def plan(mnemonic, f, groups=1, narrow_groups=1, min_lane=4, narrow_step=1):
     """The instruction's operand roles, units, lane width and ALU occupancy (`groups`:
     64-bit lane groups per beat; `narrow_groups`: lane groups of the narrow path;
     `min_lane`: the narrowest lane in bits, ``CoreConfig.vector_min_lane``;
-    `narrow_stages`: ``CoreConfig.vector_narrow_stages``)."""
+    `narrow_step`: cycles per step of the narrow path, ``CoreConfig.narrow_step_cycles``)."""
     if mnemonic not in ELEMENTWISE:
         raise ValueError(f"{mnemonic} is not an elementwise instruction of the vector engine")
     if mnemonic in _LOGIC:
@@ -126,7 +126,7 @@ def plan(mnemonic, f, groups=1, narrow_groups=1, min_lane=4, narrow_stages=0):
     if mnemonic in NARROW_SCALED:
         occ *= narrow_groups
     if mnemonic in NARROW and narrow_groups > 1:
-        occ *= 1 + narrow_stages        # every step of the narrow path takes 1 + stages cycles
+        occ *= narrow_step              # cycles per step of the narrow path
     addr = {S0: f.get("src0", f.get("src", 0)), S1: f.get("src1", 0), S2: f.get("src2", 0), D: f.get("dst", 0)}
     return Plan(sources, units, addr, f.get("len", 0), L, occ, fault)
 
@@ -393,7 +393,7 @@ class VectorModel:
                 self.pending_cmd = cmd
                 self.p = plan(*cmd, groups=self.W // 8, narrow_groups=self.cfg.narrow_groups,
                               min_lane=self.cfg.vector_min_lane,
-                              narrow_stages=self.cfg.vector_narrow_stages)
+                              narrow_step=self.cfg.narrow_step_cycles)
                 self.fault = 0
                 nxt = UNIT
         elif st == UNIT:

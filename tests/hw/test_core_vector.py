@@ -368,13 +368,13 @@ def test_throughput_and_latency():
     a 16-element int8 ADD from issue to completion (the design figures of
     hw/vector.py: one beat of W bytes per cycle, MUL of 64-bit products and MEDIAN's
     third source at half rate; the narrow path's kinds, here MUL, CLIP and MEDIAN,
-    take `narrow_groups` times as long, times 1 + `vector_narrow_stages`; int4-only
+    take `narrow_groups` times as long, times `narrow_step_cycles`; int4-only
     instructions in 8-bit lanes, as on `base`, at half rate)."""
     _verilator()
     from xdsa.bench.vector import marginal_cycles, steady_rate
     S8, S16, S32, S64 = DataUnit.S8, DataUnit.S16, DataUnit.S32, DataUnit.S64
     W = CFG.vector_bytes
-    G = CFG.narrow_groups * (1 + CFG.vector_narrow_stages)
+    G = CFG.narrow_groups * CFG.narrow_step_cycles
     specs = {
         "add_s8": ("add", {"s0": S8, "s1": S8, "d": S8}, 2048, 0.9),
         "add_s8_s16_widen": ("add", {"s0": S8, "s1": S8, "d": S16}, 1024, 0.9),

@@ -282,6 +282,11 @@ def test_tiny_on_ice40(tmp_path, target, cells, router):
     fmax = report["fmax"]
     assert fmax and all(12 <= v["achieved_mhz"] < 400 for v in fmax.values()), fmax
     assert report["critical_paths"][0]["delay_ns"] > 0
+    # the netlist's deepest logic (hw.logic_depth), deepest first, in both reports
+    depth = report["logic_depth"]
+    assert 1 <= len(depth) <= 5 and depth[0]["levels"] >= 3 and depth[0]["luts"] >= 3, depth
+    assert [p["levels"] for p in depth] == sorted((p["levels"] for p in depth), reverse=True)
+    assert "Deepest logic of the netlist" in (tmp_path / "report.md").read_text()
 
 
 def test_unit_alone(tmp_path, capsys):
@@ -299,6 +304,7 @@ def test_unit_alone(tmp_path, capsys):
         assert res["io"]["used"] == 3
     assert report["critical_paths"][0]["from"].startswith("unit.") or \
         report["critical_paths"][0]["to"].startswith("unit.")
+    assert report["logic_depth"][0]["from"].startswith("unit.") and report["logic_depth"][0]["to"].startswith("unit.")
     assert (tmp_path / "report.md").read_text().startswith("# Synthesis report: tiny, datamove alone on ice40-up5k")
     # a unit the configuration does not have, or one that does not exist: a user error
     assert cli.main(["synth", "--config", "tiny", "--unit", "vector"]) == 1
