@@ -108,7 +108,7 @@ CONFIGS = {
                        array_n=8,
                        doc="ECP5-85F: 128 KiB in 256-bit rows, DATA_MOVE 16 bytes per cycle, W = 32 "
                            "vector datapath (POW, MEDIAN, CLIP, MUL, shifts, DIV/MOD on a 64-bit path of "
-                           "8 stages, 64 bits per 9 cycles; int4 in 8-bit lanes), 8 x 8 array"),
+                           "8 stages, 64 bits per 8 cycles; int4 in 8-bit lanes), 8 x 8 array"),
     "large": CoreConfig("large", mem_bytes=1 << 20, row_bytes=32, domains=(1, 2, 3, 4, 5, 6, 0x80),
                         vector_bytes=32, array_n=16,
                         doc="simulation/ASIC: 1 MiB data memory, 16 x 16 array"),

@@ -37,7 +37,8 @@ Microarchitecture
   `hw.vector_alu_split`: POW, MEDIAN, CLIP, MUL, the shifts and DIV/MOD on a narrow
   ALU, one lane group of the beat after the other (``occ`` grows by the number
   of groups, DIV/MOD excepted), and with ``config.vector_narrow_stages`` = K
-  registers inside that ALU every step of a narrow kind takes 1 + K cycles.
+  registers inside that ALU every step of a narrow kind takes
+  ``config.narrow_step_cycles`` (1 + the ranks of its cuts: 8 for `base`'s K = 8).
 * **Writer** (`hw.vector_stream.StreamWriter`) on ``wr``: row writes with byte
   enables at any destination alignment; an odd int4 destination keeps its last
   byte's high nibble (read once, before the stream starts, on ``rd_b``).
@@ -57,7 +58,7 @@ plus one to the last write. Steady state: one beat per ``occ`` cycles (see
 Measured through the `base` core (``xdsa bench vector``, W = 32, Verilator):
 int8 ADD over 64 KiB at 31.6 destination bytes per cycle (98.6 % of W; the rest
 is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path of 8
-stages) at 0.89, a 16-element int8 ADD in 29 cycles from issue to completion, 18 of
+stages) at 1.00, a 16-element int8 ADD in 29 cycles from issue to completion, 18 of
 them in the engine. docs/vector-engine.md has the details.
 """
 

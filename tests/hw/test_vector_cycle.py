@@ -23,6 +23,7 @@ from xdsa.golden.cycle.vector import SIGNALS, VectorModel
 from xdsa.golden.isa import DataUnit as DU, Section
 from xdsa.hw.config import CoreConfig
 from xdsa.hw.vector import VectorEngine
+from xdsa.hw.vector_alu_split import CUT_RANK, NARROW_CUTS, narrow_step_cycles
 
 from test_vector_cases import make
 from engine_harness import AS_CODE
@@ -34,7 +35,8 @@ CFG32N = CoreConfig("r32n", mem_bytes=8192, row_bytes=32, vector_bytes=32, vecto
                    vector_min_lane=8)   # as `base`
 CFG16N = CoreConfig("r16n", mem_bytes=8192, row_bytes=16, vector_bytes=16, vector_narrow_bits=64)
 CFG16NS = CoreConfig("r16ns", mem_bytes=8192, row_bytes=16, vector_bytes=16, vector_narrow_bits=64,
-                     vector_narrow_stages=10)   # every register of the narrow path
+                     vector_narrow_stages=10)   # every register of the narrow path, in steps of
+                                                # `narrow_step_cycles` (fewer than 1 + 10)
 
 
 def cases(seed):
@@ -186,6 +188,18 @@ def test_lockstep(cfg, seed, p_ready):
     got = lockstep(cfg, [(c, e[0]) for c, e in zip(jobs, exp)], seed=seed, p_ready=p_ready)
     errors = [r for r in (compare(c, e, g) for c, e, g in zip(jobs, exp, got)) if r]
     assert not errors, errors[:3]
+
+
+def test_narrow_step_cycles():
+    """The narrow path's step length (hw/vector_alu_split.py): every cut has a rank, a
+    step takes one cycle more than the ranks among its cuts, never more than one per
+    cut, and more cuts never shorten it (the lockstep run of `CFG16NS` checks that
+    every path of every narrow kind settles within it)."""
+    assert set(CUT_RANK) == set(NARROW_CUTS)
+    steps = [narrow_step_cycles(k) for k in range(len(NARROW_CUTS) + 1)]
+    assert steps[0] == 1 and all(1 <= s <= 1 + k for k, s in enumerate(steps))
+    assert steps == sorted(steps) and steps[-1] == 1 + len(set(CUT_RANK.values()))
+    assert CFG16NS.narrow_step_cycles == steps[10] < 11
 
 
 @pytest.mark.parametrize("cfg, unit, per_beat", [(CFG8, DU.S8, 8), (CFG32, DU.S4, 64), (CFG32N, DU.S4, 32)],
