@@ -38,7 +38,7 @@ Microarchitecture
   ALU, one lane group of the beat after the other (``occ`` grows by the number
   of groups, DIV/MOD excepted), and with ``config.vector_narrow_stages`` = K
   registers inside that ALU every step of a narrow kind takes
-  ``config.narrow_step_cycles`` (1 + the ranks of its cuts: 8 for `base`'s K = 8).
+  ``config.narrow_step_cycles`` (1 + the ranks of its cuts: 8 for `base`'s K = 10).
 * **Writer** (`hw.vector_stream.StreamWriter`) on ``wr``: row writes with byte
   enables at any destination alignment; an odd int4 destination keeps its last
   byte's high nibble (read once, before the stream starts, on ``rd_b``).

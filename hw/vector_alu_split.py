@@ -22,7 +22,7 @@ Two `hw.vector_alu.VectorAlu` instances share the stage's ports:
 On `base` (n = 256, nb = 64) the two paths with their sequencing take 43 % of the
 cells of the full-width ALU (yosys, flattened, `abc -lut 4`: 19,606 LUT4 + 1,501
 CCU2C against 47,634 + 1,312); the narrow kinds run at one quarter of their
-full-width rate without stages (e.g. CLIP on int8 at 8 bytes per cycle; `base`'s 8
+full-width rate without stages (e.g. CLIP on int8 at 8 bytes per cycle; `base`'s 10
 stages make it 1.0). DIV/MOD were one 64-bit lane group at a time already and keep
 their number of steps.
 
