@@ -57,7 +57,7 @@ plus one to the last write. Steady state: one beat per ``occ`` cycles (see
 
 Measured through the `base` core (``xdsa bench vector``, W = 32, Verilator):
 int8 ADD over 64 KiB at 31.6 destination bytes per cycle (98.6 % of W; the rest
-is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path of 8
+is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path of 10
 stages) at 1.00, a 16-element int8 ADD in 29 cycles from issue to completion, 18 of
 them in the engine. docs/vector-engine.md has the details.
 """
@@ -388,8 +388,6 @@ class VectorEngine(wiring.Component):
                 idx = Mux(hit, i, idx)
             return found, idx
 
-        rg_mask = Signal(4)
-        m.d.comb += rg_mask.eq(Cat(props.src_mask, Const(1, 1)))
         ov_mask = Signal(4)
         m.d.comb += ov_mask.eq(Mux(props.reduction, 0, props.src_mask))
         src4 = Signal(4)
