@@ -9,9 +9,10 @@ The flow (`hw.synth.run_flow`) puts it in every report.
 
 Delay model, in LUT levels (an abstraction of the device's delays, good for ranking
 paths, not a timing analysis): a LUT 1; ECP5's slice multiplexers (PFUMX, L6MUX21,
-which widen a LUT to 5 or 6 inputs) 0.3; a carry cell 0.05 along its chain and 0.6
-into it (a sum output one LUT level after its carry in: 0.4; iCE40's SB_CARRY has no
-sum output); ECP5's LUT RAM read 1. Every other cell -- flip-flops, block RAMs,
+which widen a LUT to 5 or 6 inputs) 0.3; a carry cell 0.05 from carry in to carry out,
+0.6 from its other inputs to carry out, and to a sum output 0.4 from carry in, 1 from
+the others (iCE40's SB_CARRY has no sum output); ECP5's LUT RAM read 1. ``luts`` counts
+the arcs of a whole level (LUTs, sum outputs) on the path. Every other cell -- flip-flops, block RAMs,
 DSPs, I/O -- starts and ends paths, as do the module's ports (outputs that feed
 nothing end none).
 

@@ -599,8 +599,7 @@ def report_markdown(report):
                    else ""), "", f"* from `{p['from']}`", f"* to `{p['to']}`", ""]
     if report.get("logic_depth"):
         out += ["Deepest logic of the netlist (`hw.logic_depth`: LUT levels from register to register, "
-                "a LUT 1, a slice multiplexer 0.3, a carry step 0.05; routing not counted; nets named "
-                "after the signals the synthesis named them from):", "",
+                "routing not counted; nets named after the signals the synthesis named them from):", "",
                 "| levels | LUTs | from | to | through |", "| ---: | ---: | --- | --- | --- |"]
         for p in report["logic_depth"]:
             via = ", ".join(f"`{v}`" for v in p["via"][:6])
