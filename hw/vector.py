@@ -27,11 +27,12 @@ Microarchitecture
   request holds its port until it transfers), so MEDIAN runs at half rate;
   source 2's reader buffers fewer rows (`golden.cycle.vector.source2_slots`: 3,
   or 2 when MEDIAN is on the narrow path), enough for that rate.
-  Sources 1 and 2 share one realignment shifter: MEDIAN's source 2 enters S0 one
-  cycle after sources 0 and 1 (`hw.vector_pipe.BeatPipe` ``c_due``), when the
-  ALU's first MEDIAN cycle does not need it.
+  Sources 1 and 2 share one realignment shifter: MEDIAN's source 2 is realigned one
+  cycle after sources 0 and 1 (`hw.vector_pipe.BeatPipe` ``c_due``) and enters S0
+  in the ALU's first MEDIAN cycle, which does not need it.
 * **Beat pipeline** (`hw.vector_pipe.BeatPipe`): a beat is N / L elements, L the
-  widest unit of the instruction (N = 8 W): unpack (S0), ALU (S1, `hw.vector_alu`,
+  widest unit of the instruction (N = 8 W): the readers' aligned windows registered
+  (A), unpack (S0), ALU (S1, `hw.vector_alu`,
   with the multiplier array `hw.vector_mul`; its tail T one cycle later), convert/pack (S2,
   `hw.vector_convert`). With ``config.vector_narrow_bits`` (`base`: 64) S1 is
   `hw.vector_alu_split`: POW, MEDIAN, CLIP, MUL, the shifts and DIV/MOD on a narrow
@@ -51,7 +52,7 @@ port per cycle is one full beat; narrower or wider datapaths are refused in
 
 Latency and throughput (no memory stalls): setup takes 2 cycles plus one per
 overlap check and one per range check; the first read is issued in the cycle
-after setup and the pipeline adds 7 cycles (request, response, S0, S1, T, S2, writer)
+after setup and the pipeline adds 8 cycles (request, response, A, S0, S1, T, S2, writer)
 plus one to the last write. Steady state: one beat per ``occ`` cycles (see
 `hw.vector_alu`), e.g. W bytes of int8 ADD results per cycle at any alignment.
 
@@ -209,7 +210,7 @@ class VectorEngine(wiring.Component):
             **engine_members(config, self.table_bits, ["rd_a", "rd_b"]),
             # state for the cycle model and tests
             "dbg_state": Out(4),
-            "dbg_v0": Out(1), "dbg_vt": Out(1), "dbg_v1": Out(1), "dbg_v2": Out(1), "dbg_it": Out(OCC_BITS),
+            "dbg_va": Out(1), "dbg_v0": Out(1), "dbg_vt": Out(1), "dbg_v1": Out(1), "dbg_v2": Out(1), "dbg_it": Out(OCC_BITS),
         })
 
     def elaborate(self, platform):
@@ -468,7 +469,7 @@ class VectorEngine(wiring.Component):
         # --- control FSM ------------------------------------------------------------------------------------
         st = Signal(4)
         m.d.comb += [self.done.payload.fault.eq(fault), self.dbg_state.eq(st),
-                     self.dbg_v0.eq(pipe.v0), self.dbg_vt.eq(pipe.vt), self.dbg_v1.eq(pipe.v1), self.dbg_v2.eq(pipe.v2),
+                     self.dbg_va.eq(pipe.va), self.dbg_v0.eq(pipe.v0), self.dbg_vt.eq(pipe.vt), self.dbg_v1.eq(pipe.v1), self.dbg_v2.eq(pipe.v2),
                      self.dbg_it.eq(pipe.it)]
         IDLE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(11)
 
@@ -608,12 +609,12 @@ class VectorEngine(wiring.Component):
         m.d.comb += [readers[1].rsp_valid.eq(self.rd_b.rsp.valid & run & ~b_pend_own),
                      readers[2].rsp_valid.eq(self.rd_b.rsp.valid & run & b_pend_own)]
 
-        # --- beat issue (S0 load) -----------------------------------------------------------------------------
+        # --- beat issue (A load) ------------------------------------------------------------------------------
         full = eleft >= beat_e
         need = [Mux(full, beat_nib[s], readers[s].left) for s in range(3)]
         have = Cat(*(~props.src_mask[s] | (readers[s].avail >= need[s]) for s in range(3))).all()
         load = Signal()
-        m.d.comb += load.eq(run & (eleft != 0) & have & pipe.s0_free)
+        m.d.comb += load.eq(run & (eleft != 0) & have & pipe.in_free)
         dnib = Mux(full, beat_nib[D], dleft)
         c_due = pipe.c_due
         win12 = funnel(m, Mux(c_due, readers[2].rows, readers[1].rows),

@@ -1,5 +1,6 @@
-"""The beat pipeline of the vector engine: unpack (S0), ALU front (S1), ALU tail (T),
-convert and pack (S2). `golden/cycle/vector.py` models its timing register for register.
+"""The beat pipeline of the vector engine: aligned windows (A), unpack (S0), ALU front
+(S1), ALU tail (T), convert and pack (S2). `golden/cycle/vector.py` models its timing
+register for register.
 
 A *beat* is up to E = N / L elements (N = 8 W datapath bits, L = the widest unit
 of the instruction), so every beat moves at most W bytes of its widest operand:
@@ -8,12 +9,17 @@ the datapath width, not the element width, sets the throughput.
 Stages (each a register with a valid bit; a stage advances when the next one is
 empty or advancing in the same cycle):
 
-* **S0 (unpack)**: `load` captures the windows of sources 0 and 1, unpacked into
-  lanes of L bits (sign- or zero-extended per source unit; `hw.vector_swar` sign
-  words). MEDIAN's source 2 comes through the source-1 window one cycle later:
-  ``c_due`` is high in the first ALU cycle of a MEDIAN beat (which uses only
-  sources 0 and 1), the caller then shows source 2 on ``win1`` and it is captured
-  at the end of that cycle. One unpacker serves sources 1 and 2.
+* **A (aligned windows)**: `load` captures the realigned windows of sources 0 and 1
+  as the readers show them (``win0``, ``win1``); MEDIAN's source 2 comes through the
+  source-1 window one cycle later: ``c_due`` is high in the cycle after a MEDIAN
+  `load`, the caller then shows source 2 on ``win1`` (one realignment shifter serves
+  sources 1 and 2) and it is captured into its own window register. The stage takes
+  the readers' realignment shifters off the paths of the unpacking (docs/boards.md);
+  ``in_free`` is low in a ``c_due`` cycle (the shifter is busy).
+* **S0 (unpack)**: the windows of A, unpacked into lanes of L bits (sign- or
+  zero-extended per source unit; `hw.vector_swar` sign words); MEDIAN's source 2 one
+  cycle after sources 0 and 1 (in the beat's first ALU cycle, which uses only
+  sources 0 and 1): one unpacker serves sources 1 and 2.
 * **S1 (ALU front)**: `hw.vector_alu` (or `hw.vector_alu_split`, with a narrow
   path) computes from the S0 register for ``occ`` cycles (1 for every single-cycle
   kind); the ALU's ``take`` registers its front words at the end of the last one
@@ -23,8 +29,8 @@ empty or advancing in the same cycle):
 * **S2 (convert/pack)**: `hw.vector_convert` applies D-CONVERT and packs the
   destination elements; the S2 register is the beat offered to the writer.
 
-Latency: four cycles from `load` to `out_valid` for single-cycle kinds
-(``occ + 3`` in general); throughput one beat per ``occ`` cycles.
+Latency: five cycles from `load` to `out_valid` for single-cycle kinds
+(``occ + 4`` in general); throughput one beat per ``occ`` cycles.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -57,13 +63,13 @@ class BeatPipe(wiring.Component):
             "load": In(1),
             "c_due": Out(1),
             "load_dnib": In(range(cnt_w)),       # destination nibbles of the beat
-            "s0_free": Out(1),
+            "in_free": Out(1),                   # `load` may be raised
             "out_valid": Out(1),
             "out_ready": In(1),
             "out_data": Out(n),
             "out_cnt": Out(range(cnt_w)),
             # pipeline state, for the cycle model
-            "v0": Out(1), "vt": Out(1), "v1": Out(1), "v2": Out(1), "it": Out(OCC_BITS),
+            "va": Out(1), "v0": Out(1), "vt": Out(1), "v1": Out(1), "v2": Out(1), "it": Out(OCC_BITS),
         })
 
     def elaborate(self, platform):
@@ -94,16 +100,24 @@ class BeatPipe(wiring.Component):
             sm = ln.per_lane(tag + "_m", fm, keys=[(bsel, range(5))])
             return v, s, sm
 
-        v0, vt, v1, v2 = Signal(), Signal(), Signal(), Signal()
+        va, v0, vt, v1, v2 = Signal(), Signal(), Signal(), Signal(), Signal()
         it = Signal(OCC_BITS)
-        # c_due = v0 & (it == 0) & MEDIAN, registered: a MEDIAN beat's first S1 cycle is the one
-        # after its `load` (MEDIAN takes two or more cycles, so `it` leaves 0 after one), and
-        # `cfg` holds still from before the first load (the kind's decoding registered too)
-        c_due = Signal()
+        # --- A: the windows, registered (source 2 a cycle after sources 0 and 1) ---------------
+        wa = [Signal(n, name=f"win{i}_a", reset_less=True) for i in range(3)]
+        da = Signal.like(self.load_dnib, name="dnib_a")
+        # c_due: the cycle after a MEDIAN `load` (`cfg` holds still from before the first load,
+        # so the kind's decoding is a register too); s0_c_due: the cycle after the beat enters
+        # S0, its first S1 cycle (MEDIAN takes two or more, so S0 keeps it for the next one)
+        c_due, s0_c_due = Signal(), Signal()
         is_med = Signal(name="is_median")
         m.d.sync += [is_med.eq(cfg.kind == Kind.MEDIAN), c_due.eq(self.load & is_med)]
-        src0 = unpack(self.win0, cfg.b0, cfg.sg0, "u0")
-        src12 = unpack(self.win1, Mux(c_due, cfg.b2, cfg.b1), Mux(c_due, cfg.sg2, cfg.sg1), "u1")
+        with m.If(self.load):
+            m.d.sync += [wa[0].eq(self.win0), wa[1].eq(self.win1), da.eq(self.load_dnib)]
+        with m.If(c_due):
+            m.d.sync += wa[2].eq(self.win1)
+        src0 = unpack(wa[0], cfg.b0, cfg.sg0, "u0")
+        src12 = unpack(Mux(s0_c_due, wa[2], wa[1]), Mux(s0_c_due, cfg.b2, cfg.b1),
+                       Mux(s0_c_due, cfg.sg2, cfg.sg1), "u1")
         # the operands, their sign words (flags at the lane MSBs) and for sources 0 and 1
         # lane-wide sign masks (straight from the window, beside the unpacking: the ALU
         # needs no broadcast of the sign flags in its paths)
@@ -135,19 +149,26 @@ class BeatPipe(wiring.Component):
         last_it = it == cfg.occ - 1
         fin = v0 & last_it & (~vt | advt)
         step = v0 & ~last_it
+        s0_free = ~v0 | fin
+        load0 = va & s0_free                    # A -> S0
+        m.d.sync += s0_c_due.eq(load0 & is_med)
         m.d.comb += [
             alu.step.eq(step), alu.take.eq(fin),
-            self.s0_free.eq(~v0 | fin), self.c_due.eq(c_due),
+            self.in_free.eq((~va | load0) & ~c_due), self.c_due.eq(c_due),
             self.out_valid.eq(v2), self.out_data.eq(o_data), self.out_cnt.eq(o_cnt),
-            self.v0.eq(v0), self.vt.eq(vt), self.v1.eq(v1), self.v2.eq(v2), self.it.eq(it),
+            self.va.eq(va), self.v0.eq(v0), self.vt.eq(vt), self.v1.eq(v1), self.v2.eq(v2), self.it.eq(it),
         ]
         with m.If(self.load):
-            m.d.sync += [v0.eq(1), d0.eq(self.load_dnib)]
+            m.d.sync += va.eq(1)
+        with m.Elif(load0):
+            m.d.sync += va.eq(0)
+        with m.If(load0):
+            m.d.sync += [v0.eq(1), d0.eq(da)]
             for r, val in zip(regs[:4] + regs[6:], src0[:2] + src12[:2] + (src0[2], src12[2])):
                 m.d.sync += r.eq(val)
         with m.Elif(fin):
             m.d.sync += v0.eq(0)
-        with m.If(c_due):
+        with m.If(s0_c_due):
             m.d.sync += [regs[4].eq(src12[0]), regs[5].eq(src12[1])]
         with m.If(fin):
             m.d.sync += [it.eq(0), vt.eq(1), dt.eq(d0)]

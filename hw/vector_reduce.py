@@ -7,7 +7,9 @@ elements (sums, products capped at 2**bits, extremes), so the elements of one
 result are read in memory order: the *walker* cuts them into runs of contiguous
 elements (a whole W row when W is reduced, single elements otherwise) and hands
 each run to reader 0 (`hw.vector_stream.StreamReader`), which realigns it; the
-unit takes one element per cycle from the reader's window.
+unit takes one element per cycle from the reader's window into an element register
+(one cycle of latency, no loss of rate: it takes the next element in the cycle the
+accumulators use the last).
 
 Per element (one cycle, except as noted):
 
@@ -172,14 +174,20 @@ class Reducer(wiring.Component):
                 m.d.sync += pend.eq(0)
 
         # --- element --------------------------------------------------------------------------------------------
-        x = Signal(65)                                    # the element, sign- or zero-extended
+        # the element register: the window's first element, sign- or zero-extended, taken
+        # when the register is empty or its element is used in this cycle (the window's
+        # realignment and the extraction are off the paths of the accumulators)
+        xw = Signal(65, name="x_win")
         xsign = Signal()
         with m.Switch(self.bsel):
             for bs in range(5):
                 b = 4 << bs
                 with m.Case(bs):
                     m.d.comb += [xsign.eq(self.window[b - 1] & self.signed),
-                                 x.eq(Cat(self.window[:b], xsign.replicate(65 - b)))]
+                                 xw.eq(Cat(self.window[:b], xsign.replicate(65 - b)))]
+        x = Signal(65)
+        xv = Signal()                                     # x holds an element
+        use = Signal()                                    # ACC uses x in this cycle
         xs = x.as_signed()
         xneg = x[64]
         xabs = Signal(65)
@@ -220,7 +228,14 @@ class Reducer(wiring.Component):
         last_el = kcnt + 1 == K
         var = self.variant
         take = Signal()
-        m.d.comb += self.take.eq(Mux(take, el_nib, 0))
+        m.d.comb += [self.take.eq(Mux(take, el_nib, 0)),
+                     take.eq(~self.idle & (~xv | use) & (self.avail >= el_nib))]
+        with m.If(self.start):
+            m.d.sync += xv.eq(0)
+        with m.Elif(take):
+            m.d.sync += [x.eq(xw), xv.eq(1)]
+        with m.Elif(use):
+            m.d.sync += xv.eq(0)
         dsat_lo = Signal(65)
         dsat_hi = Signal(65)
         with m.Switch(Cat(self.dbsel, self.dsigned)):
@@ -240,8 +255,8 @@ class Reducer(wiring.Component):
                     m.next = "ACC"
 
             with m.State("ACC"):
-                with m.If(self.avail >= el_nib):
-                    m.d.comb += take.eq(1)
+                with m.If(xv):
+                    m.d.comb += use.eq(1)
                     first = kcnt == 0
                     better = Mux(var == MAX, xs > ext.as_signed(), xs < ext.as_signed())
                     m.d.sync += [

@@ -217,7 +217,8 @@ class StreamWriter(wiring.Component):
 
         off = pos[:lrn]
         cnt_mask = Signal(RN)
-        m.d.comb += cnt_mask.eq((Const(1, RN + 1) << self.in_cnt) - 1)
+        # nibble i is in the beat when i < in_cnt: a compare per bit, not a shift and a subtraction
+        m.d.comb += cnt_mask.eq(Cat(*(self.in_cnt > i for i in range(RN))))
         nmask = Signal(4 * R)
         ndata = Signal(16 * R)
         # the beat rotated to its memory alignment (one row-wide rotator, not a two-row

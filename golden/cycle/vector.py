@@ -6,8 +6,8 @@ an instruction (mnemonic, operand fields, AS) and the per-cycle inputs (the
 ``ready`` of both read ports and of the write port, ``done.ready``), it predicts
 in every cycle the engine's requests (valid and row of each read port; valid,
 row and byte enables of the write port), ``cmd.ready``, ``done`` and the pipeline
-state (control state, the valid bits of the beat pipeline's three stages and the
-ALU iteration counter). Data values do not influence the timing of elementwise
+state (control state, the valid bits of the beat pipeline's stages and the ALU
+iteration counter). Data values do not influence the timing of elementwise
 instructions, so the model needs none. Reductions (ASUM, REDUCE_*) are not
 modelled.
 
@@ -26,9 +26,11 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   cycle after the request transferred) is usable the cycle after it arrives. Port A serves source 0, port B sources 1 and 2 (a request
   holds the port until granted; otherwise source 2 is preferred after a source-1
   grant and vice versa).
-* **beat issue**: when every source has the beat's nibbles and S0 is free; sources
-  0 and 1 are consumed then, MEDIAN's source 2 in the beat's first ALU cycle (the
-  engine shares one realignment shifter between sources 1 and 2).
+* **beat issue** (into A, the aligned windows' register): when every source has the
+  beat's nibbles and A is free or advancing, but not in the cycle after a MEDIAN
+  beat's issue; sources 0 and 1 are consumed then, MEDIAN's source 2 in that next
+  cycle (the engine shares one realignment shifter between sources 1 and 2).
+* **A -> S0** when S0 is free or finishing.
 * **S0 -> S1**: the ALU holds a beat for ``occ`` cycles (1; MEDIAN 2; MUL 2 for
   64 x 64-bit products, ASL/LSL/ROR 2 for 64-bit lanes; DIV/MOD L per 64-bit
   lane group, W / 8 groups; POW 1 + 2 * bits(y) * passes; every `NARROW` kind but
@@ -149,6 +151,7 @@ class VectorOutputs:
     wr_row: int
     wr_be: int
     state: int
+    va: int
     v0: int
     vt: int
     v1: int
@@ -164,7 +167,7 @@ SIGNALS = {  # model field -> the RTL signal it predicts
     "rd_a_valid": "rd_a.req.valid", "rd_a_row": "rd_a.req.payload", "rd_b_valid": "rd_b.req.valid",
     "rd_b_row": "rd_b.req.payload", "wr_valid": "wr.req.valid", "wr_row": "wr.req.payload.row",
     "wr_be": "wr.req.payload.be", "state": "dbg_state",
-    "v0": "dbg_v0", "vt": "dbg_vt", "v1": "dbg_v1", "v2": "dbg_v2",
+    "va": "dbg_va", "v0": "dbg_v0", "vt": "dbg_vt", "v1": "dbg_v1", "v2": "dbg_v2",
     "it": "dbg_it",
 }
 
@@ -269,9 +272,10 @@ class VectorModel:
         self.b_hold = self.b_hold_own = self.b_prio = self.b_pend_own = False
         self.a_pend = self.b_pend = False
         self.eleft = self.dleft = 0
-        self.v0 = self.vt = self.v1 = self.v2 = False
+        self.va = self.v0 = self.vt = self.v1 = self.v2 = False
+        self.c_due = False          # the cycle after a MEDIAN beat entered A: source 2's window
         self.it = 0
-        self.d0 = self.dt = self.d1 = self.o_cnt = 0
+        self.da = self.d0 = self.dt = self.d1 = self.o_cnt = 0
         self.need_c = 0
         self.tail_row = 0
         self.pending_cmd = None
@@ -323,7 +327,7 @@ class VectorModel:
             rd_a_valid=int(a_valid), rd_a_row=r0.irow if a_valid else 0,
             rd_b_valid=int(b_valid), rd_b_row=b_row,
             wr_valid=int(w.wv), wr_row=w.wrow if w.wv else 0, wr_be=w.wbe if w.wv else 0,
-            state=st, v0=int(self.v0), vt=int(self.vt), v1=int(self.v1), v2=int(self.v2), it=self.it)
+            state=st, va=int(self.va), v0=int(self.v0), vt=int(self.vt), v1=int(self.v1), v2=int(self.v2), it=self.it)
 
     def _own2(self):
         r1, r2 = self.readers[1], self.readers[2]
@@ -361,7 +365,9 @@ class VectorModel:
         fin = self.v0 and last_it and (not self.vt or advt)
         step = self.v0 and not last_it
         s0_free = not self.v0 or fin
-        c_due = self.v0 and self.it == 0 and S2 in p.sources
+        load0 = self.va and s0_free                 # A -> S0
+        c_due = self.c_due
+        in_free = (not self.va or load0) and not c_due
 
         load, takes, dnib = False, [0, 0, 0], 0
         if c_due:
@@ -371,7 +377,7 @@ class VectorModel:
             full = self.eleft >= e
             need = {s: nib[s] if full else self.readers[s].left for s in p.sources}
             have = all(self.readers[s].avail >= need[s] for s in p.sources)
-            if have and s0_free:
+            if have and in_free:
                 load = True
                 for s in p.sources:
                     if s == S2:
@@ -483,8 +489,13 @@ class VectorModel:
                 self.it += 1
             if advt:
                 self.vt = False
-        if load:
-            self.v0, self.d0 = True, dnib
+        if load0:
+            self.v0, self.d0 = True, self.da
         elif fin:
             self.v0 = False
+        if load:
+            self.va, self.da = True, dnib
+        elif load0:
+            self.va = False
+        self.c_due = load and S2 in p.sources
         self.state = nxt
