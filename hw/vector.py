@@ -52,7 +52,7 @@ port per cycle is one full beat; narrower or wider datapaths are refused in
 
 Latency and throughput (no memory stalls): setup takes 2 cycles plus one per
 overlap check and one per range check; the first read is issued in the cycle
-after setup and the pipeline adds 8 cycles (request, response, A, S0, S1, T, S2, writer)
+after setup and the pipeline adds 9 cycles (request, response, A, S0, S1, T, S2, P, writer)
 plus one to the last write. Steady state: one beat per ``occ`` cycles (see
 `hw.vector_alu`), e.g. W bytes of int8 ADD results per cycle at any alignment.
 
@@ -210,7 +210,7 @@ class VectorEngine(wiring.Component):
             **engine_members(config, self.table_bits, ["rd_a", "rd_b"]),
             # state for the cycle model and tests
             "dbg_state": Out(4),
-            "dbg_va": Out(1), "dbg_v0": Out(1), "dbg_vt": Out(1), "dbg_v1": Out(1), "dbg_v2": Out(1), "dbg_it": Out(OCC_BITS),
+            "dbg_va": Out(1), "dbg_v0": Out(1), "dbg_vt": Out(1), "dbg_v1": Out(1), "dbg_v2": Out(1), "dbg_vp": Out(1), "dbg_it": Out(OCC_BITS),
         })
 
     def elaborate(self, platform):
@@ -469,7 +469,7 @@ class VectorEngine(wiring.Component):
         # --- control FSM ------------------------------------------------------------------------------------
         st = Signal(4)
         m.d.comb += [self.done.payload.fault.eq(fault), self.dbg_state.eq(st),
-                     self.dbg_va.eq(pipe.va), self.dbg_v0.eq(pipe.v0), self.dbg_vt.eq(pipe.vt), self.dbg_v1.eq(pipe.v1), self.dbg_v2.eq(pipe.v2),
+                     self.dbg_va.eq(pipe.va), self.dbg_v0.eq(pipe.v0), self.dbg_vt.eq(pipe.vt), self.dbg_v1.eq(pipe.v1), self.dbg_v2.eq(pipe.v2), self.dbg_vp.eq(pipe.vp),
                      self.dbg_it.eq(pipe.it)]
         IDLE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(11)
 

@@ -11,10 +11,10 @@ otherwise). Then, with k = dst_bits - signed:
   ``sat`` (or when in range) the low destination bits are kept, which is the
   wrap-around of the exact value.
 
-Packing takes the low dst_bits of every lane into consecutive destination
-elements: the beat's destination data, least significant element first.
-Combinational (the pipeline registers the result) but for the range mask, a
-register loaded every cycle from ``cfg``.
+`Converter` is combinational (the pipeline registers its lanes) but for the range
+mask, a register loaded every cycle from ``cfg``. `pack` (the pipeline's stage P)
+takes the low dst_bits of every lane of the registered lanes into consecutive
+destination elements: the beat's destination data, least significant element first.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -24,7 +24,7 @@ from amaranth.lib.wiring import In, Out
 from .vector_alu import MAG_KINDS, beat_config_layout
 from .vector_swar import LANE_BITS, Lanes, cut_registers
 
-__all__ = ["Converter", "exact_from_magnitude"]
+__all__ = ["Converter", "exact_from_magnitude", "pack"]
 
 
 def exact_from_magnitude(ln, low, hi, neg, tag):
@@ -98,9 +98,15 @@ class Converter(wiring.Component):
         ]
         res = Signal(n, name="res")
         m.d.comb += res.eq((~hi_mask & over) | (Mux(cfg.sd, hi_mask, 0) & under) | (v & ~(over | under)))
-
-        out = ln.per_lane("pack", lambda L, bd: None if (4 << bd) > L else
-                          Cat(res[k * L:k * L + (4 << bd)] for k in range(n // L)),
-                          keys=[(cfg.bd, range(5))])
-        m.d.comb += self.out.eq(out)
+        m.d.comb += self.out.eq(res)
         return m
+
+
+def pack(ln, lanes, bd):
+    """The low ``4 << bd`` bits of every lane of `lanes` (an ``ln.n``-bit word of
+    `hw.vector_swar.Lanes` `ln`) as consecutive elements, the first lane lowest: a
+    multiplexer per bit over the lane and destination widths."""
+    n = ln.n
+    return ln.per_lane("pack", lambda L, b: None if (4 << b) > L else
+                       Cat(lanes[k * L:k * L + (4 << b)] for k in range(n // L)),
+                       keys=[(bd, range(5))])

@@ -1,5 +1,5 @@
 """The beat pipeline of the vector engine: aligned windows (A), unpack (S0), ALU front
-(S1), ALU tail (T), convert and pack (S2). `golden/cycle/vector.py` models its timing
+(S1), ALU tail (T), convert (S2) and pack (P). `golden/cycle/vector.py` models its timing
 register for register.
 
 A *beat* is up to E = N / L elements (N = 8 W datapath bits, L = the widest unit
@@ -26,11 +26,12 @@ empty or advancing in the same cycle):
   (the T register, freeing S0).
 * **T (ALU tail)**: the ALU's outputs, computed from the T register, are captured
   into the S1 result register.
-* **S2 (convert/pack)**: `hw.vector_convert` applies D-CONVERT and packs the
-  destination elements; the S2 register is the beat offered to the writer.
+* **S2 (convert)**: `hw.vector_convert.Converter` applies D-CONVERT to the lanes.
+* **P (pack)**: `hw.vector_convert.pack` packs the destination elements; the P
+  register is the beat offered to the writer.
 
-Latency: five cycles from `load` to `out_valid` for single-cycle kinds
-(``occ + 4`` in general); throughput one beat per ``occ`` cycles.
+Latency: six cycles from `load` to `out_valid` for single-cycle kinds
+(``occ + 5`` in general); throughput one beat per ``occ`` cycles.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -39,7 +40,7 @@ from amaranth.lib.wiring import In, Out
 
 from .vector_alu import OCC_BITS, VectorAlu, beat_config_layout
 from .vector_alu_split import SplitAlu
-from .vector_convert import Converter
+from .vector_convert import Converter, pack
 from .vector_ops import Kind
 from .vector_swar import LANE_BITS, Lanes
 
@@ -69,7 +70,8 @@ class BeatPipe(wiring.Component):
             "out_data": Out(n),
             "out_cnt": Out(range(cnt_w)),
             # pipeline state, for the cycle model
-            "va": Out(1), "v0": Out(1), "vt": Out(1), "v1": Out(1), "v2": Out(1), "it": Out(OCC_BITS),
+            "va": Out(1), "v0": Out(1), "vt": Out(1), "v1": Out(1), "v2": Out(1), "vp": Out(1),
+            "it": Out(OCC_BITS),
         })
 
     def elaborate(self, platform):
@@ -100,7 +102,7 @@ class BeatPipe(wiring.Component):
             sm = ln.per_lane(tag + "_m", fm, keys=[(bsel, range(5))])
             return v, s, sm
 
-        va, v0, vt, v1, v2 = Signal(), Signal(), Signal(), Signal(), Signal()
+        va, v0, vt, v1, v2, vp = Signal(), Signal(), Signal(), Signal(), Signal(), Signal()
         it = Signal(OCC_BITS)
         # --- A: the windows, registered (source 2 a cycle after sources 0 and 1) ---------------
         wa = [Signal(n, name=f"win{i}_a", reset_less=True) for i in range(3)]
@@ -139,12 +141,17 @@ class BeatPipe(wiring.Component):
         # --- S2 -------------------------------------------------------------------------------------
         m.submodules.conv = conv = Converter(n, magnitude="hi" in res, widths=self.widths)
         m.d.comb += [conv.cfg.eq(cfg)] + [getattr(conv, p).eq(r) for p, r in res.items()]
+        s2_lanes = Signal(n, name="s2_lanes")
+        d2 = Signal.like(self.load_dnib, name="dnib2")
+
+        # --- P --------------------------------------------------------------------------------------
         o_data = Signal(n)
-        o_cnt = Signal.like(self.load_dnib, name="dnib2")
+        o_cnt = Signal.like(self.load_dnib, name="dnib_p")
 
         # --- control -------------------------------------------------------------------------------
-        take2 = v2 & self.out_ready
-        adv1 = v1 & (~v2 | take2)
+        takep = vp & self.out_ready
+        adv2 = v2 & (~vp | takep)
+        adv1 = v1 & (~v2 | adv2)
         advt = vt & (~v1 | adv1)
         last_it = it == cfg.occ - 1
         fin = v0 & last_it & (~vt | advt)
@@ -155,8 +162,8 @@ class BeatPipe(wiring.Component):
         m.d.comb += [
             alu.step.eq(step), alu.take.eq(fin),
             self.in_free.eq((~va | load0) & ~c_due), self.c_due.eq(c_due),
-            self.out_valid.eq(v2), self.out_data.eq(o_data), self.out_cnt.eq(o_cnt),
-            self.va.eq(va), self.v0.eq(v0), self.vt.eq(vt), self.v1.eq(v1), self.v2.eq(v2), self.it.eq(it),
+            self.out_valid.eq(vp), self.out_data.eq(o_data), self.out_cnt.eq(o_cnt),
+            self.va.eq(va), self.v0.eq(v0), self.vt.eq(vt), self.v1.eq(v1), self.v2.eq(v2), self.vp.eq(vp), self.it.eq(it),
         ]
         with m.If(self.load):
             m.d.sync += va.eq(1)
@@ -182,7 +189,11 @@ class BeatPipe(wiring.Component):
         with m.Elif(adv1):
             m.d.sync += v1.eq(0)
         with m.If(adv1):
-            m.d.sync += [v2.eq(1), o_data.eq(conv.out), o_cnt.eq(d1)]
-        with m.Elif(take2):
+            m.d.sync += [v2.eq(1), s2_lanes.eq(conv.out), d2.eq(d1)]
+        with m.Elif(adv2):
             m.d.sync += v2.eq(0)
+        with m.If(adv2):
+            m.d.sync += [vp.eq(1), o_data.eq(pack(ln, s2_lanes, cfg.bd)), o_cnt.eq(d2)]
+        with m.Elif(takep):
+            m.d.sync += vp.eq(0)
         return m

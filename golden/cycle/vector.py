@@ -37,8 +37,8 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   DIV/MOD times ``config.narrow_groups``, and every `NARROW` kind times
   ``config.narrow_step_cycles``) and finishes into the ALU's tail
   register T when T is free or advancing; T -> S1 when S1 is free or advancing;
-  S1 -> S2 when S2 is free or advancing; S2 -> writer when the writer's request
-  register is free or being freed.
+  S1 -> S2 when S2 is free or advancing; S2 -> P (pack) when P is free or
+  advancing; P -> writer when the writer's request register is free or being freed.
 * **writer**: assembles rows, emits a row request when the stream passes the row's
   end or ends, and a final partial row one cycle later if needed; done when
   everything has been taken, then ``done`` in the next cycle.
@@ -156,6 +156,7 @@ class VectorOutputs:
     vt: int
     v1: int
     v2: int
+    vp: int
     it: int
 
     def items(self):
@@ -167,7 +168,7 @@ SIGNALS = {  # model field -> the RTL signal it predicts
     "rd_a_valid": "rd_a.req.valid", "rd_a_row": "rd_a.req.payload", "rd_b_valid": "rd_b.req.valid",
     "rd_b_row": "rd_b.req.payload", "wr_valid": "wr.req.valid", "wr_row": "wr.req.payload.row",
     "wr_be": "wr.req.payload.be", "state": "dbg_state",
-    "va": "dbg_va", "v0": "dbg_v0", "vt": "dbg_vt", "v1": "dbg_v1", "v2": "dbg_v2",
+    "va": "dbg_va", "v0": "dbg_v0", "vt": "dbg_vt", "v1": "dbg_v1", "v2": "dbg_v2", "vp": "dbg_vp",
     "it": "dbg_it",
 }
 
@@ -272,10 +273,10 @@ class VectorModel:
         self.b_hold = self.b_hold_own = self.b_prio = self.b_pend_own = False
         self.a_pend = self.b_pend = False
         self.eleft = self.dleft = 0
-        self.va = self.v0 = self.vt = self.v1 = self.v2 = False
+        self.va = self.v0 = self.vt = self.v1 = self.v2 = self.vp = False
         self.c_due = False          # the cycle after a MEDIAN beat entered A: source 2's window
         self.it = 0
-        self.da = self.d0 = self.dt = self.d1 = self.o_cnt = 0
+        self.da = self.d0 = self.dt = self.d1 = self.d2 = self.o_cnt = 0
         self.need_c = 0
         self.tail_row = 0
         self.pending_cmd = None
@@ -327,7 +328,7 @@ class VectorModel:
             rd_a_valid=int(a_valid), rd_a_row=r0.irow if a_valid else 0,
             rd_b_valid=int(b_valid), rd_b_row=b_row,
             wr_valid=int(w.wv), wr_row=w.wrow if w.wv else 0, wr_be=w.wbe if w.wv else 0,
-            state=st, va=int(self.va), v0=int(self.v0), vt=int(self.vt), v1=int(self.v1), v2=int(self.v2), it=self.it)
+            state=st, va=int(self.va), v0=int(self.v0), vt=int(self.vt), v1=int(self.v1), v2=int(self.v2), vp=int(self.vp), it=self.it)
 
     def _own2(self):
         r1, r2 = self.readers[1], self.readers[2]
@@ -357,8 +358,9 @@ class VectorModel:
 
         # pipeline
         out_ready = w.in_ready(ready_w) and run
-        take2 = self.v2 and out_ready
-        adv1 = self.v1 and (not self.v2 or take2)
+        takep = self.vp and out_ready
+        adv2 = self.v2 and (not self.vp or takep)
+        adv1 = self.v1 and (not self.v2 or adv2)
         advt = self.vt and (not self.v1 or adv1)
         occ = p.occ if p else 1
         last_it = self.it == occ - 1
@@ -388,8 +390,8 @@ class VectorModel:
                 self.eleft = self.eleft - e if full else 0
                 self.dleft -= dnib
 
-        # writer edge (uses the S2 register as it is this cycle)
-        w_in_valid, w_cnt = self.v2 and run, self.o_cnt
+        # writer edge (uses the P register as it is this cycle)
+        w_in_valid, w_cnt = self.vp and run, self.o_cnt
         starts = {}
 
         # control FSM
@@ -473,10 +475,14 @@ class VectorModel:
             w.edge(w_in_valid, w_cnt, ready_w)
 
         # pipeline registers (every right-hand side is this cycle's value)
-        d0, dt, d1 = self.d0, self.dt, self.d1
+        d0, dt, d1, d2 = self.d0, self.dt, self.d1, self.d2
+        if adv2:
+            self.vp, self.o_cnt = True, d2
+        elif takep:
+            self.vp = False
         if adv1:
-            self.v2, self.o_cnt = True, d1
-        elif take2:
+            self.v2, self.d2 = True, d1
+        elif adv2:
             self.v2 = False
         if advt:
             self.v1, self.d1 = True, dt
