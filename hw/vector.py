@@ -612,7 +612,7 @@ class VectorEngine(wiring.Component):
         # --- beat issue (A load) ------------------------------------------------------------------------------
         full = eleft >= beat_e
         need = [Mux(full, beat_nib[s], readers[s].left) for s in range(3)]
-        have = Cat(*(~props.src_mask[s] | (readers[s].avail >= need[s]) for s in range(3))).all()
+        have = Cat(*(~props.src_mask[s] | readers[s].has for s in range(3))).all()
         load = Signal()
         m.d.comb += load.eq(run & (eleft != 0) & have & pipe.in_free)
         dnib = Mux(full, beat_nib[D], dleft)
@@ -625,10 +625,10 @@ class VectorEngine(wiring.Component):
         with m.If(load):
             m.d.sync += [eleft.eq(Mux(full, eleft - beat_e, 0)), dleft.eq(dleft - dnib),
                          need_c.eq(need[2])]
-            for s in range(2):
-                m.d.comb += readers[s].take.eq(Mux(props.src_mask[s], need[s], 0))
-        with m.If(c_due):
-            m.d.comb += readers[2].take.eq(need_c)
+        # the amounts early, the enables late (the readers compute their next position first)
+        for s in range(2):
+            m.d.comb += [readers[s].take.eq(need[s]), readers[s].take_en.eq(load & props.src_mask[s])]
+        m.d.comb += [readers[2].take.eq(Mux(c_due, need_c, need[2])), readers[2].take_en.eq(c_due)]
 
         # --- reducer --------------------------------------------------------------------------------------------
         m.d.comb += [
@@ -638,11 +638,11 @@ class VectorEngine(wiring.Component):
             red.fw.eq(dims[0]), red.fh.eq(dims[1]), red.fc.eq(dims[2]), red.axis.eq(axis),
             red.bsel.eq(bsel[S0]), red.signed.eq(signed[S0]),
             red.dbsel.eq(bd), red.dsigned.eq(signed[D]), red.sat.eq(sat | tensor),
-            red.window.eq(readers[0].window), red.avail.eq(readers[0].avail), red.rd_left.eq(readers[0].left),
+            red.window.eq(readers[0].window), red.has.eq(readers[0].has), red.rd_left.eq(readers[0].left),
             red.run.eq(red_run),
         ]
         with m.If(red_run):
-            m.d.comb += readers[0].take.eq(red.take)
+            m.d.comb += [readers[0].take.eq(red.take_nib), readers[0].take_en.eq(red.take)]
         # the reduction's element counts as registers: valid from the cycle after `dims_ready`,
         # the first RANGE check's (ASUM's counts do not use them)
         m.d.sync += [red_n.eq(red.n_total), red_m.eq(red.n_out)]

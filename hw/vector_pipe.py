@@ -153,7 +153,10 @@ class BeatPipe(wiring.Component):
         adv2 = v2 & (~vp | takep)
         adv1 = v1 & (~v2 | adv2)
         advt = vt & (~v1 | adv1)
-        last_it = it == cfg.occ - 1
+        # occ - 1 as a register: `cfg` holds still from before the first beat reaches S0
+        occ_m1 = Signal.like(cfg.occ, name="occ_m1")
+        m.d.sync += occ_m1.eq(cfg.occ - 1)
+        last_it = it == occ_m1
         fin = v0 & last_it & (~vt | advt)
         step = v0 & ~last_it
         s0_free = ~v0 | fin

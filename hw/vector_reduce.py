@@ -69,7 +69,7 @@ class Reducer(wiring.Component):
             # run
             "start": In(1), "run": In(1), "idle": Out(1),
             "run_start": Out(1), "run_nib": Out(nib_bits), "run_len": Out(nib_bits),
-            "window": In(8 * R), "avail": In(nib_bits), "rd_left": In(nib_bits), "take": Out(nib_bits),
+            "window": In(8 * R), "has": In(1), "rd_left": In(nib_bits), "take": Out(1), "take_nib": Out(nib_bits),
             "out_valid": Out(1), "out_ready": In(1), "out_data": Out(8 * R), "out_cnt": Out(range(2 * R + 1)),
         })
 
@@ -228,8 +228,8 @@ class Reducer(wiring.Component):
         last_el = kcnt + 1 == K
         var = self.variant
         take = Signal()
-        m.d.comb += [self.take.eq(Mux(take, el_nib, 0)),
-                     take.eq(~self.idle & (~xv | use) & (self.avail >= el_nib))]
+        m.d.comb += [self.take.eq(take), self.take_nib.eq(el_nib),
+                     take.eq(self.run & ~self.idle & (~xv | use) & self.has)]
         with m.If(self.start):
             m.d.sync += xv.eq(0)
         with m.Elif(take):

@@ -12,9 +12,10 @@ default, at least 2) whose slot k holds row ``crow + k`` (the consumer's row, th
 next one and the prefetched rows; a response is stored without rotation; the
 buffer shifts down a slot when the consumer moves to the next row). The consumer
 sees a ``2R``-nibble *window* that starts at its current position (its two rows
-funnel-shifted by the nibble offset) and ``avail``, the nibbles of the run from
-there on that have arrived; it advances by ``take`` nibbles (at most one row per
-cycle). With ``realign=False`` the reader has no funnel shifter of its own: it
+funnel-shifted by the nibble offset) and ``has``: the next ``take`` nibbles of the
+run have arrived; it advances by ``take`` nibbles (at most one row per
+cycle) when ``take_en`` is high (the amount comes early, the enable late: the next
+position is computed before the consumer decides). With ``realign=False`` the reader has no funnel shifter of its own: it
 offers the two rows and the nibble offset (``rows``, ``offset``) and the consumer
 realigns them with `funnel` (the engine shares one shifter between sources 1 and
 2). A response is written into the buffer at the end of the cycle it arrives in,
@@ -84,8 +85,9 @@ class StreamReader(wiring.Component):
             "rows": Out(16 * row_bytes),         # the consumer's row and the next one
             "offset": Out(exact_log2(2 * row_bytes)),   # the consumer's nibble within its row
             **window,
-            "avail": Out(nib_bits),              # nibbles available at the window
-            "take": In(nib_bits),                # nibbles consumed this cycle
+            "has": Out(1),                       # the next `take` nibbles of the run have arrived
+            "take": In(nib_bits),                # nibbles consumed this cycle if take_en
+            "take_en": In(1),
             "left": Out(nib_bits),               # nibbles of the run not yet consumed
         })
 
@@ -119,8 +121,10 @@ class StreamReader(wiring.Component):
 
         npos = Signal(nb + 1)
         m.d.comb += npos.eq(pos + self.take)
-        adv = Signal()                              # the consumer enters the next row (take <= RN)
-        m.d.comb += adv.eq(~self.start & (pos[:lrn] + self.take[:lrn + 1])[lrn])
+        cross = Signal()                            # taking enters the next row (take <= RN)
+        m.d.comb += cross.eq((pos[:lrn] + self.take[:lrn + 1])[lrn])
+        adv = Signal()                              # the consumer enters the next row
+        m.d.comb += adv.eq(~self.start & self.take_en & cross)
         slot = Signal(2)                            # the response's slot after this cycle's shift
         m.d.comb += slot.eq((rrow - crow - adv)[:2])
         with m.If(self.rsp_valid):
@@ -139,9 +143,8 @@ class StreamReader(wiring.Component):
 
         recv_end = Signal(nb + 1)
         m.d.comb += recv_end.eq(rrow << lrn)
-        lim = Mux(recv_end < end, recv_end, end)
         m.d.comb += [
-            self.avail.eq(Mux(lim > pos, lim - pos, 0)),
+            self.has.eq((npos <= recv_end) & (npos <= end)),     # from the next position: two compares
             self.left.eq(end - pos),
         ]
 
@@ -154,7 +157,7 @@ class StreamReader(wiring.Component):
                 lrow.eq((self.start_nib + self.start_len - 1) >> lrn),
                 on.eq(self.start_len != 0),
             ]
-        with m.Else():
+        with m.Elif(self.take_en):
             m.d.sync += pos.eq(npos)
         return m
 
@@ -192,7 +195,7 @@ class StreamWriter(wiring.Component):
         lrn = exact_log2(RN)
         nb = self.nib_bits
         pos = Signal(nb + 1)                        # absolute nibble address of the next nibble
-        end = Signal(nb + 1)
+        left = Signal(nb + 1, name="w_left")        # nibbles still to come (the end less pos)
         arow = Signal(nb)                           # row of the accumulator
         acc = Signal(8 * R)                         # one row of data
         accm = Signal(RN)                           # its nibble valid mask
@@ -207,7 +210,7 @@ class StreamWriter(wiring.Component):
                      self.wr_be.eq(wbe)]
 
         can = ~wv | self.wr_ready
-        at_end = pos == end
+        at_end = left == 0
         m.d.comb += [
             self.in_ready.eq(can & ~at_end),
             self.done.eq(at_end & (accm == 0) & ~wv),
@@ -246,15 +249,17 @@ class StreamWriter(wiring.Component):
 
         with m.If(self.start):
             m.d.sync += [
-                pos.eq(self.start_nib), end.eq(self.start_nib + self.start_len),
+                pos.eq(self.start_nib), left.eq(self.start_len),
                 arow.eq(self.start_nib >> lrn), acc.eq(0), accm.eq(0),
                 tail_row.eq((self.start_nib + self.start_len) >> lrn),
                 tail_off.eq((self.start_nib + self.start_len)[:lrn]),
             ]
         with m.Elif(self.in_valid & self.in_ready):
             npos = pos + self.in_cnt
-            m.d.sync += pos.eq(npos)
-            with m.If((off + self.in_cnt >= RN) | (npos == end)):
+            m.d.sync += [pos.eq(npos), left.eq(left - self.in_cnt)]
+            # the beat completes the accumulator's row or ends the stream (a compare of the
+            # registered count, not of an added position)
+            with m.If((off + self.in_cnt >= RN) | (left == self.in_cnt)):
                 emit(ndata[:8 * R], nmask[:RN], arow)
                 m.d.sync += [acc.eq(ndata[8 * R:]), accm.eq(nmask[RN:]), arow.eq(arow + 1)]
             with m.Else():
