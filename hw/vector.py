@@ -234,8 +234,8 @@ class VectorEngine(wiring.Component):
         addr = [Signal(64, name=f"addr_{r}") for r in SLOT_ROLE]
         unit = [Signal(4, name=f"unit_{r}") for r in SLOT_ROLE]
         length = Signal(64)
-        sat, rnd, lt = Signal(), Signal(), Signal()
-        imm0, imm1 = Signal(16), Signal(16)
+        sat, rnd, lt = Signal(name="sat"), Signal(name="rnd"), Signal(name="lt")
+        imm0, imm1 = Signal(16, name="imm0"), Signal(16, name="imm1")
         dims = [Signal(12, name=f"dim_{d}") for d in ("fw", "fh", "fc")]
         axis = Signal(3)
 
@@ -244,7 +244,8 @@ class VectorEngine(wiring.Component):
         # register, the number of its layout (where the field lies in the table at each AS, or a
         # constant) --; in DECODE each field register is loaded through one multiplexer over its
         # few layouts. The opcode compare and the field multiplexers are never in series.
-        tb, asc = Signal.like(self.cmd.payload.table), Signal.like(self.cmd.payload.as_code)
+        tb = Signal.like(self.cmd.payload.table, name="cmd_table")
+        asc = Signal.like(self.cmd.payload.as_code, name="cmd_as")
         key = Cat(self.cmd.payload.op_code, self.cmd.payload.section_ai)
         decode = Signal()                                   # DECODE: load the field registers
 
@@ -298,10 +299,10 @@ class VectorEngine(wiring.Component):
                     if not keep:
                         with m.Default():
                             m.d.sync += reg.eq(0)
-        with m.Switch(opi):
-            for i, info in enumerate(OP_LIST):
-                with m.Case(i):
-                    m.d.comb += props.eq(_props_layout().const(_props_value(info)))
+            with m.Switch(opi):                             # the op's properties, a register from UNIT on
+                for i, info in enumerate(OP_LIST):
+                    with m.Case(i):
+                        m.d.sync += props.eq(_props_layout().const(_props_value(info)))
 
         # --- unit facts -----------------------------------------------------------------------------------
         bsel = [Signal(3, name=f"bsel_{r}") for r in SLOT_ROLE]       # width 4 << bsel
@@ -345,22 +346,17 @@ class VectorEngine(wiring.Component):
             with m.Case(RULES["extend"]):
                 m.d.comb += rule_bad.eq((b0 > 3) | (bd == 0) | (bd <= b0))
 
-        # The instruction's facts as registers, loaded every cycle from the fields latched with
-        # the command: UNIT's checks read the decoders themselves, every later state (OVERLAP ..
-        # RUN, the reducer) reads the registers, which settle at the end of UNIT, so the
-        # decoding of the opcode and the units is off the paths of the checks and the beat issue.
+        # The unit facts as registers, loaded every cycle from the fields latched in DECODE:
+        # UNIT's checks read the decoders themselves, every later state (OVERLAP .. RUN, the
+        # reducer) reads the registers, which settle at the end of UNIT, so the decoding of the
+        # units is off the paths of the checks and the beat issue.
         def held(value, name):
             reg = Signal.like(value, name=name + "_h")
             m.d.sync += reg.eq(value)
             return reg
-        red_c, tensor_c = props.reduction, props.reduction & ~props.asum      # UNIT's own decoding
-        ov_mask_c = Signal(4, name="ov_mask_c")
-        m.d.comb += ov_mask_c.eq(Mux(props.reduction, 0, props.src_mask))
-        props = held(props, "props")
         bsel = [held(b, f"bsel_{r}") for b, r in zip(bsel, SLOT_ROLE)]
         signed = [held(sg, f"signed_{r}") for sg, r in zip(signed, SLOT_ROLE)]
         lsel = held(lsel, "lsel")
-        kind = props.kind
         b0, bd = bsel[S0], bsel[D]
 
         # --- operand byte counts and checks (exact, 72-bit) ------------------------------------------------
@@ -508,17 +504,17 @@ class VectorEngine(wiring.Component):
                 m.d.sync += st.eq(UNIT)
 
             with m.Case(UNIT):
-                ov_any, ov_first = first_from(ov_mask_c, 0)
+                ov_any, ov_first = first_from(ov_mask, 0)
                 with m.If(float_bad | rule_bad):
                     m.d.sync += [st.eq(DONE), fault.eq(int(Fault.UNSUPPORTED_UNIT))]
-                with m.Elif(tensor_c):
+                with m.Elif(tensor):
                     with m.If(axis == 0):
                         m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ILLEGAL_OPERAND))]
                     with m.Else():
                         m.d.sync += st.eq(RED_DIMS)
-                with m.Elif(red_c & (length == 0)):                       # ASUM of nothing
+                with m.Elif(props.reduction & (length == 0)):             # ASUM of nothing
                     m.d.sync += st.eq(DONE)
-                with m.Elif(red_c):
+                with m.Elif(props.reduction):
                     m.d.sync += [st.eq(RANGE), ck.eq(D)]
                 with m.Else():
                     m.d.sync += [st.eq(OVERLAP), ck.eq(ov_first)]
@@ -658,7 +654,7 @@ class VectorEngine(wiring.Component):
 
         # --- reducer --------------------------------------------------------------------------------------------
         m.d.comb += [
-            red.start.eq(start_rd & props.reduction), red.dims_start.eq((st == UNIT) & tensor_c),
+            red.start.eq(start_rd & props.reduction), red.dims_start.eq((st == UNIT) & tensor),
             red.variant.eq(props.variant), red.asum.eq(props.asum),
             red.src_nib.eq(addr[S0] << 1), red.length.eq(length[:NB]),
             red.fw.eq(dims[0]), red.fh.eq(dims[1]), red.fc.eq(dims[2]), red.axis.eq(axis),
