@@ -3,10 +3,12 @@ section (docs/isa-decisions.md D-ARITH .. D-REDUCE; golden/semantics/elementwise
 and reduction.py are the definition it matches bit for bit).
 
 `VectorEngine(config)` takes one command at a time on ``cmd`` (opcode, AS and the
-raw operand table), checks the operands exactly as the golden model does and in
-its order, streams the operands through its memory ports and answers on ``done``
-with the fault code (0: completed). A faulting command writes nothing: every
-check is made before the first write.
+raw operand table), decodes it over two cycles (the opcode compare in the cycle
+that accepts it, the fields from the registered table in the next, DECODE),
+checks the operands exactly as the golden model does and in its order, streams
+the operands through its memory ports and answers on ``done`` with the fault code
+(0: completed). A faulting command writes nothing: every check is made before the
+first write.
 
 Checks (D-PRECEDENCE), one per cycle:
 
@@ -49,16 +51,17 @@ W = ``config.vector_bytes`` must equal ``config.row_bytes`` (one memory row per
 port per cycle is one full beat; narrower or wider datapaths are refused in
 ``__init__``).
 
-Latency and throughput (no memory stalls): setup takes 2 cycles plus one per
-overlap check and one per range check; the first read is issued in the cycle
-after setup and the pipeline adds 7 cycles (request, response, S0, S1, T, S2, writer)
-plus one to the last write. Steady state: one beat per ``occ`` cycles (see
-`hw.vector_alu`), e.g. W bytes of int8 ADD results per cycle at any alignment.
+Latency and throughput (no memory stalls): setup takes 3 cycles (DECODE, the unit
+checks, the start of the streams) plus one per overlap check and one per range
+check; the first read is issued in the cycle after setup and the pipeline adds 7
+cycles (request, response, S0, S1, T, S2, writer) plus one to the last write.
+Steady state: one beat per ``occ`` cycles (see `hw.vector_alu`), e.g. W bytes of
+int8 ADD results per cycle at any alignment.
 
 Measured through the `base` core (``xdsa bench vector``, W = 32, Verilator):
-int8 ADD over 64 KiB at 31.6 destination bytes per cycle (98.6 % of W; the rest
+int8 ADD over 64 KiB at 31.5 destination bytes per cycle (98.6 % of W; the rest
 is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path of 10
-stages) at 1.00, a 16-element int8 ADD in 29 cycles from issue to completion, 18 of
+stages) at 1.00, a 16-element int8 ADD in 30 cycles from issue to completion, 19 of
 them in the engine. docs/vector-engine.md has the details.
 """
 
@@ -243,7 +246,8 @@ class VectorEngine(wiring.Component):
         # are registered, with what the opcode decodes to -- the op index and, for every field
         # register, the number of its layout (where the field lies in the table at each AS, or a
         # constant) --; in DECODE each field register is loaded through one multiplexer over its
-        # few layouts. The opcode compare and the field multiplexers are never in series.
+        # few layouts, and the op's properties from the op index. The opcode compare and the field
+        # multiplexers are never in series.
         tb = Signal.like(self.cmd.payload.table, name="cmd_table")
         asc = Signal.like(self.cmd.payload.as_code, name="cmd_as")
         key = Cat(self.cmd.payload.op_code, self.cmd.payload.section_ai)
