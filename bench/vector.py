@@ -133,9 +133,9 @@ def run(config):
         notes.append(limits(config, add))
     eng = engine_cycles(config, "add", {"s0": S8, "s1": S8, "d": S8}, 16)
     notes.append(f"16-element int8 ADD: {lat} cycles from issue to completion; {eng} of them in the engine "
-                 "(command accepted to done, golden/cycle/vector.py: unit, overlap and range checks one per "
-                 "cycle, the reads, S0/S1/T/S2, the write, done), the rest in the core (operand-table load, "
-                 "dispatch, retire), which runs one instruction at a time.")
+                 "(command accepted to done, golden/cycle/vector.py: the decode, the unit, overlap and range "
+                 "checks one per cycle, the reads, A/S0/S1/T/S2/P, the write, done), the rest in the core "
+                 "(operand-table load, dispatch, retire), which runs one instruction at a time.")
     n_add = rows[0]["elements"]
     per_insn = rows[0]["cycles"] - n_add * 8 // (8 * W)
     notes.append(f"steady state: one beat of W bytes per cycle at any alignment (the datapath width, not the "

@@ -3,10 +3,12 @@ section (docs/isa-decisions.md D-ARITH .. D-REDUCE; golden/semantics/elementwise
 and reduction.py are the definition it matches bit for bit).
 
 `VectorEngine(config)` takes one command at a time on ``cmd`` (opcode, AS and the
-raw operand table), checks the operands exactly as the golden model does and in
-its order, streams the operands through its memory ports and answers on ``done``
-with the fault code (0: completed). A faulting command writes nothing: every
-check is made before the first write.
+raw operand table), decodes it over two cycles (the opcode compare in the cycle
+that accepts it, the fields from the registered table in the next, DECODE),
+checks the operands exactly as the golden model does and in its order, streams
+the operands through its memory ports and answers on ``done`` with the fault code
+(0: completed). A faulting command writes nothing: every check is made before the
+first write.
 
 Checks (D-PRECEDENCE), one per cycle:
 
@@ -50,16 +52,17 @@ W = ``config.vector_bytes`` must equal ``config.row_bytes`` (one memory row per
 port per cycle is one full beat; narrower or wider datapaths are refused in
 ``__init__``).
 
-Latency and throughput (no memory stalls): setup takes 2 cycles plus one per
-overlap check and one per range check; the first read is issued in the cycle
-after setup and the pipeline adds 9 cycles (request, response, A, S0, S1, T, S2, P, writer)
-plus one to the last write. Steady state: one beat per ``occ`` cycles (see
-`hw.vector_alu`), e.g. W bytes of int8 ADD results per cycle at any alignment.
+Latency and throughput (no memory stalls): setup takes 3 cycles (DECODE, the unit
+checks, the start of the streams) plus one per overlap check and one per range
+check; the first read is issued in the cycle after setup and the pipeline adds 9
+cycles (request, response, A, S0, S1, T, S2, P, writer) plus one to the last write.
+Steady state: one beat per ``occ`` cycles (see `hw.vector_alu`), e.g. W bytes of
+int8 ADD results per cycle at any alignment.
 
 Measured through the `base` core (``xdsa bench vector``, W = 32, Verilator):
-int8 ADD over 64 KiB at 31.6 destination bytes per cycle (98.6 % of W; the rest
+int8 ADD over 64 KiB at 31.5 destination bytes per cycle (98.6 % of W; the rest
 is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path of 10
-stages) at 1.00, a 16-element int8 ADD in 29 cycles from issue to completion, 18 of
+stages) at 1.00, a 16-element int8 ADD in 30 cycles from issue to completion, 19 of
 them in the engine. docs/vector-engine.md has the details.
 """
 
@@ -138,21 +141,27 @@ def overlap_fault(m, delta, length, bs, bd):
     return (length > 1) & ((below & near) | ahead)
 
 
-def _field_layouts(names):
-    """The ops of OP_LIST grouped by where their field ``names[i]`` (None: the op has no
-    such field) lies in the operand table at every AS: (one (opcode, field name) per
-    layout, and each op's layout number, 1 .. the number of layouts, 0 for none)."""
+def _field_layouts(sources):
+    """The ops of OP_LIST grouped by where the value of one field register comes from,
+    ``sources[i]`` for op i: a field name (grouped by where the field lies in the operand
+    table at every AS), a constant, or None (the op has no such field). Returns (one
+    (opcode, field name) or constant per layout, and each op's layout number, 1 .. the
+    number of layouts, 0 for none)."""
     seen, number, first = {}, [], []
-    for info, name in zip(OP_LIST, names):
-        if name is None:
+    for info, src in zip(OP_LIST, sources):
+        if src is None:
             number.append(0)
             continue
         op = info.opcode
-        where = (F.field_width(op, name),
-                 tuple(tuple(sorted(op.table.resolve(a).field(name).pieces)) for a in F.AS_BITS))
+        if isinstance(src, int):
+            where, value = ("constant", src), src
+        else:
+            where = (F.field_width(op, src),
+                     tuple(tuple(sorted(op.table.resolve(a).field(src).pieces)) for a in F.AS_BITS))
+            value = (op, src)
         if where not in seen:
             seen[where] = len(seen) + 1
-            first.append((op, name))
+            first.append(value)
         number.append(seen[where])
     return first, number
 
@@ -229,57 +238,76 @@ class VectorEngine(wiring.Component):
         addr = [Signal(64, name=f"addr_{r}") for r in SLOT_ROLE]
         unit = [Signal(4, name=f"unit_{r}") for r in SLOT_ROLE]
         length = Signal(64)
-        sat, rnd, lt = Signal(), Signal(), Signal()
-        imm0, imm1 = Signal(16), Signal(16)
+        sat, rnd, lt = Signal(name="sat"), Signal(name="rnd"), Signal(name="lt")
+        imm0, imm1 = Signal(16, name="imm0"), Signal(16, name="imm1")
         dims = [Signal(12, name=f"dim_{d}") for d in ("fw", "fh", "fc")]
         axis = Signal(3)
 
-        tb, asc = self.cmd.payload.table, self.cmd.payload.as_code
+        # Two cycles, for the clock: in the cycle the command is accepted only its raw table and AS
+        # are registered, with what the opcode decodes to -- the op index and, for every field
+        # register, the number of its layout (where the field lies in the table at each AS, or a
+        # constant) --; in DECODE each field register is loaded through one multiplexer over its
+        # few layouts, and the op's properties from the op index. The opcode compare and the field
+        # multiplexers are never in series.
+        tb = Signal.like(self.cmd.payload.table, name="cmd_table")
+        asc = Signal.like(self.cmd.payload.as_code, name="cmd_as")
         key = Cat(self.cmd.payload.op_code, self.cmd.payload.section_ai)
-        # the 64-bit fields (addresses, length) sit at the same place in most tables: the opcode
-        # decodes to a small layout index per field, and each field has one multiplexer over its
-        # few layouts (not a case per opcode)
-        long_fields = [(addr[s], [_field_name(info.opcode, ROLE_FIELDS[role][0]) for info in OP_LIST])
-                for s, role in enumerate(SLOT_ROLE)]
-        long_fields.append((length, [_field_name(info.opcode, ("len",)) for info in OP_LIST]))
-        layouts, layout_of = zip(*(_field_layouts(names) for _, names in long_fields))
-        layout_sel = [Signal(range(len(lo) + 1), name=f"layout_{k}") for k, lo in enumerate(layouts)]
+        decode = Signal()                                   # DECODE: load the field registers
+
+        def sources(candidates, kinds=None):
+            """Each op's source of a field register: its first field among `candidates`
+            (None: it has none), only for the ops `kinds` accepts."""
+            return [_field_name(info.opcode, candidates) if kinds is None or kinds(info) else None
+                    for info in OP_LIST]
+
+        def unit_sources(role):
+            out = []
+            for info in OP_LIST:
+                uf = _field_name(info.opcode, ROLE_FIELDS[role][1])
+                if info.bytes_only or (uf is None and not (role == "d" and info.reduction)):
+                    out.append(int(DataUnit.U8))
+                else:
+                    out.append(uf or "src_unit")            # a reduction's result: the source's unit
+            return out
+
+        def tensor_op(info):
+            return info.kind == Kind.REDUCE and info.mnemonic != "asum"
+
+        # (register, each op's source: a field name, a constant or None, and whether None keeps the
+        # register's value (the reduction's dimensions, read only by REDUCE_*) or clears it)
+        latched = [(addr[s], sources(ROLE_FIELDS[role][0]), False) for s, role in enumerate(SLOT_ROLE)]
+        latched.append((length, sources(("len",)), False))
+        latched += [(unit[s], unit_sources(role), False) for s, role in enumerate(SLOT_ROLE)]
+        latched += [(sat, sources(("sat",)), False), (rnd, sources(("rnd",)), False), (lt, sources(("lt",)), False),
+                    (imm0, sources(("thres", "clip_min")), False), (imm1, sources(("clip_max",)), False)]
+        latched += [(reg, sources((name,), tensor_op), True)
+                    for reg, name in zip([*dims, axis], ("fw", "fh", "fc", "axis"))]
+        layouts, layout_of = zip(*(_field_layouts(srcs) for _, srcs, _ in latched))
+        layout_sel = [Signal(range(len(lo) + 1), name=f"layout_{reg.name}")
+                      for (reg, _, _), lo in zip(latched, layouts)]
+
         with m.If(self.cmd.valid & self.cmd.ready):
-            for (target, _), sel, lo in zip(long_fields, layout_sel, layouts):
-                with m.Switch(sel):
-                    for k, (op, name) in enumerate(lo, 1):
-                        with m.Case(k):
-                            m.d.sync += target.eq(F.field(tb, asc, op, name))
-                    with m.Default():
-                        m.d.sync += target.eq(0)
+            m.d.sync += [tb.eq(self.cmd.payload.table), asc.eq(self.cmd.payload.as_code)]
+            m.d.sync += [sel.eq(0) for sel in layout_sel]
             with m.Switch(key):
                 for i, info in enumerate(OP_LIST):
                     op = info.opcode
                     with m.Case(op.op_code | (int(op.section == Section.AI) << 14)):
-                        def get(name, op=op):
-                            return F.field(tb, asc, op, name)
                         m.d.sync += opi.eq(i)
-                        m.d.comb += [sel.eq(idx[i]) for sel, idx in zip(layout_sel, layout_of)]
-                        for s, role in enumerate(SLOT_ROLE):
-                            uf = _field_name(op, ROLE_FIELDS[role][1])
-                            if info.bytes_only:
-                                m.d.sync += unit[s].eq(int(DataUnit.U8))
-                            elif role == "d" and info.reduction and uf is None:
-                                m.d.sync += unit[s].eq(get("src_unit"))
-                            else:
-                                m.d.sync += unit[s].eq(get(uf) if uf else int(DataUnit.U8))
-                        for sig, name in ((sat, "sat"), (rnd, "rnd"), (lt, "lt")):
-                            m.d.sync += sig.eq(get(name) if _field_name(op, (name,)) else 0)
-                        imm_a = _field_name(op, ("thres", "clip_min"))
-                        m.d.sync += [imm0.eq(get(imm_a) if imm_a else 0),
-                                     imm1.eq(get("clip_max") if _field_name(op, ("clip_max",)) else 0)]
-                        if info.kind == Kind.REDUCE and info.mnemonic != "asum":
-                            m.d.sync += [dims[0].eq(get("fw")), dims[1].eq(get("fh")),
-                                         dims[2].eq(get("fc")), axis.eq(get("axis"))]
-        with m.Switch(opi):
-            for i, info in enumerate(OP_LIST):
-                with m.Case(i):
-                    m.d.comb += props.eq(_props_layout().const(_props_value(info)))
+                        m.d.sync += [sel.eq(idx[i]) for sel, idx in zip(layout_sel, layout_of)]
+        with m.If(decode):
+            for (reg, _, keep), sel, lo in zip(latched, layout_sel, layouts):
+                with m.Switch(sel):
+                    for k, src in enumerate(lo, 1):
+                        with m.Case(k):
+                            m.d.sync += reg.eq(src if isinstance(src, int) else F.field(tb, asc, *src))
+                    if not keep:
+                        with m.Default():
+                            m.d.sync += reg.eq(0)
+            with m.Switch(opi):                             # the op's properties, a register from UNIT on
+                for i, info in enumerate(OP_LIST):
+                    with m.Case(i):
+                        m.d.sync += props.eq(_props_layout().const(_props_value(info)))
 
         # --- unit facts -----------------------------------------------------------------------------------
         bsel = [Signal(3, name=f"bsel_{r}") for r in SLOT_ROLE]       # width 4 << bsel
@@ -323,22 +351,17 @@ class VectorEngine(wiring.Component):
             with m.Case(RULES["extend"]):
                 m.d.comb += rule_bad.eq((b0 > 3) | (bd == 0) | (bd <= b0))
 
-        # The instruction's facts as registers, loaded every cycle from the fields latched with
-        # the command: UNIT's checks read the decoders themselves, every later state (OVERLAP ..
-        # RUN, the reducer) reads the registers, which settle at the end of UNIT, so the
-        # decoding of the opcode and the units is off the paths of the checks and the beat issue.
+        # The unit facts as registers, loaded every cycle from the fields latched in DECODE:
+        # UNIT's checks read the decoders themselves, every later state (OVERLAP .. RUN, the
+        # reducer) reads the registers, which settle at the end of UNIT, so the decoding of the
+        # units is off the paths of the checks and the beat issue.
         def held(value, name):
             reg = Signal.like(value, name=name + "_h")
             m.d.sync += reg.eq(value)
             return reg
-        red_c, tensor_c = props.reduction, props.reduction & ~props.asum      # UNIT's own decoding
-        ov_mask_c = Signal(4, name="ov_mask_c")
-        m.d.comb += ov_mask_c.eq(Mux(props.reduction, 0, props.src_mask))
-        props = held(props, "props")
         bsel = [held(b, f"bsel_{r}") for b, r in zip(bsel, SLOT_ROLE)]
         signed = [held(sg, f"signed_{r}") for sg, r in zip(signed, SLOT_ROLE)]
         lsel = held(lsel, "lsel")
-        kind = props.kind
         b0, bd = bsel[S0], bsel[D]
 
         # --- operand byte counts and checks (exact, 72-bit) ------------------------------------------------
@@ -471,7 +494,7 @@ class VectorEngine(wiring.Component):
         m.d.comb += [self.done.payload.fault.eq(fault), self.dbg_state.eq(st),
                      self.dbg_va.eq(pipe.va), self.dbg_v0.eq(pipe.v0), self.dbg_vt.eq(pipe.vt), self.dbg_v1.eq(pipe.v1), self.dbg_v2.eq(pipe.v2), self.dbg_vp.eq(pipe.vp),
                      self.dbg_it.eq(pipe.it)]
-        IDLE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(11)
+        IDLE, DECODE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(12)
 
         start_rd = Signal()
         m.d.comb += self.cmd.ready.eq(st == IDLE)
@@ -479,20 +502,24 @@ class VectorEngine(wiring.Component):
         with m.Switch(st):
             with m.Case(IDLE):
                 with m.If(self.cmd.valid):
-                    m.d.sync += [st.eq(UNIT), fault.eq(0)]
+                    m.d.sync += [st.eq(DECODE), fault.eq(0)]
+
+            with m.Case(DECODE):
+                m.d.comb += decode.eq(1)
+                m.d.sync += st.eq(UNIT)
 
             with m.Case(UNIT):
-                ov_any, ov_first = first_from(ov_mask_c, 0)
+                ov_any, ov_first = first_from(ov_mask, 0)
                 with m.If(float_bad | rule_bad):
                     m.d.sync += [st.eq(DONE), fault.eq(int(Fault.UNSUPPORTED_UNIT))]
-                with m.Elif(tensor_c):
+                with m.Elif(tensor):
                     with m.If(axis == 0):
                         m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ILLEGAL_OPERAND))]
                     with m.Else():
                         m.d.sync += st.eq(RED_DIMS)
-                with m.Elif(red_c & (length == 0)):                       # ASUM of nothing
+                with m.Elif(props.reduction & (length == 0)):             # ASUM of nothing
                     m.d.sync += st.eq(DONE)
-                with m.Elif(red_c):
+                with m.Elif(props.reduction):
                     m.d.sync += [st.eq(RANGE), ck.eq(D)]
                 with m.Else():
                     m.d.sync += [st.eq(OVERLAP), ck.eq(ov_first)]
@@ -632,7 +659,7 @@ class VectorEngine(wiring.Component):
 
         # --- reducer --------------------------------------------------------------------------------------------
         m.d.comb += [
-            red.start.eq(start_rd & props.reduction), red.dims_start.eq((st == UNIT) & tensor_c),
+            red.start.eq(start_rd & props.reduction), red.dims_start.eq((st == UNIT) & tensor),
             red.variant.eq(props.variant), red.asum.eq(props.asum),
             red.src_nib.eq(addr[S0] << 1), red.length.eq(length[:NB]),
             red.fw.eq(dims[0]), red.fh.eq(dims[1]), red.fc.eq(dims[2]), red.axis.eq(axis),

@@ -13,7 +13,8 @@ modelled.
 
 The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_stream.py):
 
-* **setup**: one cycle for the unit checks, one per source for D-OVERLAP, one per
+* **setup**: one cycle to decode the command (its fields loaded from the table
+  registered with it), one for the unit checks, one per source for D-OVERLAP, one per
   operand for the byte ranges (destination first), one to start the streams;
   an odd int4 destination then reads its last byte on port B (request until
   granted, one cycle for the response).
@@ -61,7 +62,7 @@ NARROW = frozenset({"pow", "median", "clip", "mul", "lsl", "lsr", "ror", "asl", 
 # those whose occupancy grows by ``narrow_groups`` (division is one 64-bit group at a time either way)
 NARROW_SCALED = NARROW - {"div", "mod"}
 
-IDLE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(11)
+IDLE, DECODE, UNIT, RED_DIMS, OVERLAP, RANGE, PREP, TAIL_REQ, TAIL_RSP, RUN, RED, DONE = range(12)
 S0, S1, S2, D = range(4)
 
 
@@ -403,7 +404,9 @@ class VectorModel:
                               min_lane=self.cfg.vector_min_lane,
                               narrow_step=self.cfg.narrow_step_cycles)
                 self.fault = 0
-                nxt = UNIT
+                nxt = DECODE
+        elif st == DECODE:
+            nxt = UNIT
         elif st == UNIT:
             if p.unit_fault:
                 nxt, self.fault = DONE, int(Fault.UNSUPPORTED_UNIT)
