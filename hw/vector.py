@@ -464,11 +464,16 @@ class VectorEngine(wiring.Component):
         # settled before PREP, read in RUN)
         beat_e = Signal(range(n // 4 + 1))
         m.d.sync += beat_e.eq(Const(n // 4, range(n // 4 + 1)) >> lsel)
+        beat_e2 = Signal(range(n // 2 + 1))         # two beats
+        m.d.sync += beat_e2.eq(Const(n // 2, range(n // 2 + 1)) >> lsel)
         beat_nib = [Signal(range(2 * W + 1), name=f"beat_nib_{r}") for r in SLOT_ROLE]
         for s in range(4):
             m.d.sync += beat_nib[s].eq(Mux(bsel[s] > lsel, 0, Const(2 * W, range(2 * W + 1)) >> (lsel - bsel[s])[:3]))
 
-        eleft = Signal(NB + 1)                      # elements not yet loaded into S0
+        eleft = Signal(NB + 1)                      # elements not yet loaded into A
+        # full (eleft >= beat_e) and more (eleft != 0) as registers, set in PREP and at each load
+        # from the count before it: no comparison of eleft on the path of the load
+        full, more = Signal(), Signal()
         dleft = Signal(NB + 1)                      # destination nibbles not yet loaded
         fault = Signal(8)
         tail_en = Signal()
@@ -552,7 +557,8 @@ class VectorEngine(wiring.Component):
                 m.d.comb += start_rd.eq(1)
                 count_d = Mux(props.reduction, Mux(tensor, red_m, 1), length)
                 m.d.sync += [
-                    eleft.eq(length), dleft.eq(nibbles(count_d, bd)),
+                    eleft.eq(length), full.eq(length >= beat_e), more.eq(length != 0),
+                    dleft.eq(nibbles(count_d, bd)),
                     dst_nib.eq(addr[D] << 1), dst_len.eq(nibbles(count_d, bd)),
                     tail_en.eq((bd == 0) & count_d[0]),
                     tail_row.eq((addr[D] + (count_d >> 1)) >> lr),
@@ -637,25 +643,26 @@ class VectorEngine(wiring.Component):
                      readers[2].rsp_valid.eq(self.rd_b.rsp.valid & run & b_pend_own)]
 
         # --- beat issue (A load) ------------------------------------------------------------------------------
-        full = eleft >= beat_e
-        need = [Mux(full, beat_nib[s], readers[s].left) for s in range(3)]
         have = Cat(*(~props.src_mask[s] | readers[s].has for s in range(3))).all()
         load = Signal()
-        m.d.comb += load.eq(run & (eleft != 0) & have & pipe.in_free)
+        m.d.comb += load.eq(run & more & have & pipe.in_free)
         dnib = Mux(full, beat_nib[D], dleft)
         c_due = pipe.c_due
         win12 = funnel(m, Mux(c_due, readers[2].rows, readers[1].rows),
                        Mux(c_due, readers[2].offset, readers[1].offset), 8 * R, 4, "win12")
-        need_c = Signal.like(readers[2].take)      # source 2's nibbles of the beat in S0
+        rest_c = Signal()                           # source 2 takes its rest at c_due
         m.d.comb += [pipe.load.eq(load), pipe.load_dnib.eq(dnib),
                      pipe.win0.eq(readers[0].window), pipe.win1.eq(win12)]
         with m.If(load):
-            m.d.sync += [eleft.eq(Mux(full, eleft - beat_e, 0)), dleft.eq(dleft - dnib),
-                         need_c.eq(need[2])]
-        # the amounts early, the enables late (the readers compute their next position first)
+            m.d.sync += [eleft.eq(Mux(full, eleft - beat_e, 0)), dleft.eq(dleft - dnib), rest_c.eq(~full),
+                         full.eq(full & (eleft >= beat_e2)), more.eq(full & (eleft != beat_e))]
+        # the amounts early, the enables late (the readers compute their next position first); a
+        # beat that is not full takes the rest of every source
         for s in range(2):
-            m.d.comb += [readers[s].take.eq(need[s]), readers[s].take_en.eq(load & props.src_mask[s])]
-        m.d.comb += [readers[2].take.eq(Mux(c_due, need_c, need[2])), readers[2].take_en.eq(c_due)]
+            m.d.comb += [readers[s].take.eq(beat_nib[s]), readers[s].take_rest.eq(~full),
+                         readers[s].take_en.eq(load & props.src_mask[s])]
+        m.d.comb += [readers[2].take.eq(beat_nib[S2]), readers[2].take_rest.eq(Mux(c_due, rest_c, ~full)),
+                     readers[2].take_en.eq(c_due)]
 
         # --- reducer --------------------------------------------------------------------------------------------
         m.d.comb += [
@@ -669,7 +676,7 @@ class VectorEngine(wiring.Component):
             red.run.eq(red_run),
         ]
         with m.If(red_run):
-            m.d.comb += [readers[0].take.eq(red.take_nib), readers[0].take_en.eq(red.take)]
+            m.d.comb += [readers[0].take.eq(red.take_nib), readers[0].take_rest.eq(0), readers[0].take_en.eq(red.take)]
         # the reduction's element counts as registers: valid from the cycle after `dims_ready`,
         # the first RANGE check's (ASUM's counts do not use them)
         m.d.sync += [red_n.eq(red.n_total), red_m.eq(red.n_out)]
@@ -682,6 +689,7 @@ class VectorEngine(wiring.Component):
             wrt.in_valid.eq(Mux(red_run, red.out_valid, pipe.out_valid & run)),
             wrt.in_data.eq(Mux(red_run, red.out_data, pipe.out_data)),
             wrt.in_cnt.eq(Mux(red_run, red.out_cnt, pipe.out_cnt)),
+            wrt.in_mask.eq(Mux(red_run, red.out_mask, pipe.out_mask)),
             pipe.out_ready.eq(wrt.in_ready & run),
             red.out_ready.eq(wrt.in_ready & red_run),
             self.wr.req.valid.eq(wrt.wr_valid),

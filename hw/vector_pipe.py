@@ -69,6 +69,7 @@ class BeatPipe(wiring.Component):
             "out_ready": In(1),
             "out_data": Out(n),
             "out_cnt": Out(range(cnt_w)),
+            "out_mask": Out(n // 4),             # out_cnt as a mask (its low out_cnt bits set)
             # pipeline state, for the cycle model
             "va": Out(1), "v0": Out(1), "vt": Out(1), "v1": Out(1), "v2": Out(1), "vp": Out(1),
             "it": Out(OCC_BITS),
@@ -147,6 +148,7 @@ class BeatPipe(wiring.Component):
         # --- P --------------------------------------------------------------------------------------
         o_data = Signal(n)
         o_cnt = Signal.like(self.load_dnib, name="dnib_p")
+        o_mask = Signal(n // 4, name="nibs_p")
 
         # --- control -------------------------------------------------------------------------------
         takep = vp & self.out_ready
@@ -165,7 +167,7 @@ class BeatPipe(wiring.Component):
         m.d.comb += [
             alu.step.eq(step), alu.take.eq(fin),
             self.in_free.eq((~va | load0) & ~c_due), self.c_due.eq(c_due),
-            self.out_valid.eq(vp), self.out_data.eq(o_data), self.out_cnt.eq(o_cnt),
+            self.out_valid.eq(vp), self.out_data.eq(o_data), self.out_cnt.eq(o_cnt), self.out_mask.eq(o_mask),
             self.va.eq(va), self.v0.eq(v0), self.vt.eq(vt), self.v1.eq(v1), self.v2.eq(v2), self.vp.eq(vp), self.it.eq(it),
         ]
         with m.If(self.load):
@@ -196,7 +198,8 @@ class BeatPipe(wiring.Component):
         with m.Elif(adv2):
             m.d.sync += v2.eq(0)
         with m.If(adv2):
-            m.d.sync += [vp.eq(1), o_data.eq(pack(ln, s2_lanes, cfg.bd)), o_cnt.eq(d2)]
+            m.d.sync += [vp.eq(1), o_data.eq(pack(ln, s2_lanes, cfg.bd)), o_cnt.eq(d2),
+                         o_mask.eq(Cat(*(d2 > i for i in range(n // 4))))]
         with m.Elif(takep):
             m.d.sync += vp.eq(0)
         return m

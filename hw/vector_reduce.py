@@ -71,6 +71,7 @@ class Reducer(wiring.Component):
             "run_start": Out(1), "run_nib": Out(nib_bits), "run_len": Out(nib_bits),
             "window": In(8 * R), "has": In(1), "rd_left": In(nib_bits), "take": Out(1), "take_nib": Out(nib_bits),
             "out_valid": Out(1), "out_ready": In(1), "out_data": Out(8 * R), "out_cnt": Out(range(2 * R + 1)),
+            "out_mask": Out(2 * R),
         })
 
     def elaborate(self, platform):
@@ -96,14 +97,18 @@ class Reducer(wiring.Component):
         sa_busy = Signal()
         sa_go = Signal()
         sa_ga, sa_gb = Signal(PW), Signal(BW)
+        # sa_bz: sa_b == 0, a register computed from the step before (a new b counts as
+        # nonzero: b = 0 takes one step more), so no wide zero test is on the control paths
+        sa_bz = Signal()
         with m.If(sa_go):
-            m.d.sync += [sa_a.eq(sa_ga), sa_b.eq(sa_gb), sa_p.eq(0), sa_busy.eq(1)]
+            m.d.sync += [sa_a.eq(sa_ga), sa_b.eq(sa_gb), sa_p.eq(0), sa_busy.eq(1), sa_bz.eq(0)]
         with m.Elif(sa_busy):
-            with m.If(sa_b == 0):
+            with m.If(sa_bz):
                 m.d.sync += sa_busy.eq(0)
             with m.Else():
-                m.d.sync += [sa_p.eq(sa_p + Mux(sa_b[0], sa_a, 0)), sa_a.eq(sa_a << 1), sa_b.eq(sa_b >> 1)]
-        sa_done = sa_busy & (sa_b == 0)
+                m.d.sync += [sa_p.eq(sa_p + Mux(sa_b[0], sa_a, 0)), sa_a.eq(sa_a << 1), sa_b.eq(sa_b >> 1),
+                             sa_bz.eq(sa_b[1:] == 0)]
+        sa_done = sa_busy & sa_bz
 
         def mul(a, b):
             m.d.comb += [sa_go.eq(1), sa_ga.eq(a), sa_gb.eq(b)]
@@ -131,8 +136,9 @@ class Reducer(wiring.Component):
                     m.d.sync += [chw.eq(sa_p), dims_ready.eq(1)]
 
         # per-axis geometry (elements): results M, elements per result K, walker loops
-        M, K = Signal(36), Signal(36)
-        o1, o1s, o2, o2s, rc, rs, rl = (Signal(36, name=nm) for nm in ("o1", "o1s", "o2", "o2s", "rc", "rs", "rl"))
+        M = Signal(36)
+        K, o1, o1s, o2, o2s, rc, rs, rl = (Signal(36, name=nm + "_c")
+                                           for nm in ("k", "o1", "o1s", "o2", "o2s", "rc", "rs", "rl"))
         geo = {
             1: (ch, w, 1, 0, ch, w, 1, 0, w),
             2: (cw, h, c, hw, w, 1, h, w, 1),
@@ -150,6 +156,13 @@ class Reducer(wiring.Component):
                     with m.Case(ax):
                         m.d.comb += [s.eq(v) for s, v in zip((M, K, o1, o1s, o2, o2s, rc, rs, rl), vals)]
         m.d.comb += [self.n_total.eq(chw), self.n_out.eq(M)]
+        # the walker's and the accumulators' geometry as registers: static from the cycle after
+        # `dims_ready` (or the fields, for ASUM), which comes at least two cycles before `start`
+        geo_c = (K, o1, o1s, o2, o2s, rc, rs, rl)
+        K, o1, o1s, o2, o2s, rc, rs, rl = (Signal(36, name=g.name[:-2]) for g in geo_c)
+        m.d.sync += [r.eq(g) for r, g in zip((K, o1, o1s, o2, o2s, rc, rs, rl), geo_c)]
+        k_m1 = Signal(36)
+        m.d.sync += k_m1.eq(geo_c[0] - 1)
 
         # --- walker ------------------------------------------------------------------------------------------
         pend = Signal()
@@ -225,7 +238,7 @@ class Reducer(wiring.Component):
         def reset_acc():
             m.d.sync += [acc_sum.eq(0), acc_sq.eq(0), pmag.eq(1), pneg.eq(0), anynz.eq(0), allnz.eq(1), kcnt.eq(0)]
 
-        last_el = kcnt + 1 == K
+        last_el = kcnt == k_m1
         var = self.variant
         take = Signal()
         m.d.comb += [self.take.eq(take), self.take_nib.eq(el_nib),
@@ -382,5 +395,7 @@ class Reducer(wiring.Component):
                     with m.Else():
                         m.next = "ACC"
 
+        # one element's nibbles, and as a mask (a register: `dbsel` holds still while it runs)
         m.d.comb += [self.out_data.eq(o_data), self.out_cnt.eq(Const(1, 5) << self.dbsel)]
+        m.d.sync += self.out_mask.eq(Cat(*(self.out_cnt > i for i in range(len(self.out_mask)))))
         return m

@@ -12,10 +12,11 @@ default, at least 2) whose slot k holds row ``crow + k`` (the consumer's row, th
 next one and the prefetched rows; a response is stored without rotation; the
 buffer shifts down a slot when the consumer moves to the next row). The consumer
 sees a ``2R``-nibble *window* that starts at its current position (its two rows
-funnel-shifted by the nibble offset) and ``has``: the next ``take`` nibbles of the
-run have arrived; it advances by ``take`` nibbles (at most one row per
-cycle) when ``take_en`` is high (the amount comes early, the enable late: the next
-position is computed before the consumer decides). With ``realign=False`` the reader has no funnel shifter of its own: it
+funnel-shifted by the nibble offset) and ``has``: the nibbles it would take have
+arrived. It advances by ``take`` nibbles (at most one row per cycle), or to the
+run's end with ``take_rest`` (at most one row away), when ``take_en`` is high (the
+amount comes early, the enable late: the next position is computed before the
+consumer decides). With ``realign=False`` the reader has no funnel shifter of its own: it
 offers the two rows and the nibble offset (``rows``, ``offset``) and the consumer
 realigns them with `funnel` (the engine shares one shifter between sources 1 and
 2). A response is written into the buffer at the end of the cycle it arrives in,
@@ -85,8 +86,9 @@ class StreamReader(wiring.Component):
             "rows": Out(16 * row_bytes),         # the consumer's row and the next one
             "offset": Out(exact_log2(2 * row_bytes)),   # the consumer's nibble within its row
             **window,
-            "has": Out(1),                       # the next `take` nibbles of the run have arrived
+            "has": Out(1),                       # the nibbles to take have arrived
             "take": In(nib_bits),                # nibbles consumed this cycle if take_en
+            "take_rest": In(1),                  # take everything left instead of `take`
             "take_en": In(1),
             "left": Out(nib_bits),               # nibbles of the run not yet consumed
         })
@@ -120,9 +122,11 @@ class StreamReader(wiring.Component):
             m.d.sync += irow.eq(irow + 1)
 
         npos = Signal(nb + 1)
-        m.d.comb += npos.eq(pos + self.take)
-        cross = Signal()                            # taking enters the next row (take <= RN)
-        m.d.comb += cross.eq((pos[:lrn] + self.take[:lrn + 1])[lrn])
+        cross = Signal()                            # taking enters the next row (at most one row)
+        with m.If(self.take_rest):                  # no subtraction of the position from the end
+            m.d.comb += [npos.eq(end), cross.eq(end[lrn:] != pos[lrn:])]
+        with m.Else():
+            m.d.comb += [npos.eq(pos + self.take), cross.eq((pos[:lrn] + self.take[:lrn + 1])[lrn])]
         adv = Signal()                              # the consumer enters the next row
         m.d.comb += adv.eq(~self.start & self.take_en & cross)
         slot = Signal(2)                            # the response's slot after this cycle's shift
@@ -180,6 +184,7 @@ class StreamWriter(wiring.Component):
             "in_ready": Out(1),
             "in_data": In(8 * R),
             "in_cnt": In(range(2 * R + 1)),      # nibbles of this beat
+            "in_mask": In(2 * R),                # the same as a mask: its low in_cnt bits set
             "wr_valid": Out(1),
             "wr_ready": In(1),
             "wr_row": Out(row_addr_bits),
@@ -219,9 +224,7 @@ class StreamWriter(wiring.Component):
             m.d.sync += wv.eq(0)
 
         off = pos[:lrn]
-        cnt_mask = Signal(RN)
-        # nibble i is in the beat when i < in_cnt: a compare per bit, not a shift and a subtraction
-        m.d.comb += cnt_mask.eq(Cat(*(self.in_cnt > i for i in range(RN))))
+        cnt_mask = self.in_mask                     # (the producers register it: no decoding here)
         nmask = Signal(4 * R)
         ndata = Signal(16 * R)
         # the beat rotated to its memory alignment (one row-wide rotator, not a two-row
