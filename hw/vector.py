@@ -359,6 +359,7 @@ class VectorEngine(wiring.Component):
             reg = Signal.like(value, name=name + "_h")
             m.d.sync += reg.eq(value)
             return reg
+        bsel_c = bsel
         bsel = [held(b, f"bsel_{r}") for b, r in zip(bsel, SLOT_ROLE)]
         signed = [held(sg, f"signed_{r}") for sg, r in zip(signed, SLOT_ROLE)]
         lsel = held(lsel, "lsel")
@@ -369,23 +370,18 @@ class VectorEngine(wiring.Component):
             """Bytes spanned by `count` elements of width 4 << bs (nibbles rounded up)."""
             return ((count << bs) + 1) >> 1
 
-        ck = Signal(2)                              # the slot being checked
-        slot_addr = Signal(64)
+        # the slot being checked (ck) and its address, unit and element count as registers,
+        # loaded with the slot of the next cycle (ck_n, which the FSM sets whatever the checks
+        # find: a fault ends the checks anyway), so no slot selection lies on a check's path
+        ck, ck_n = Signal(2), Signal(2)
+        m.d.comb += ck_n.eq(ck)
+        m.d.sync += ck.eq(ck_n)
+        slot_addr, slot_count = Signal(64), Signal(64)
         slot_b = Signal(3)
-        m.d.comb += [slot_addr.eq(select_word(m, Cat(*addr), ck, 64, "slot_addr", platform)),
-                     slot_b.eq(Cat(*bsel).word_select(ck, 3))]
         red_n = Signal(36)                          # reductions: source elements
         red_m = Signal(36)                          # reductions: results
-        slot_count = Signal(64)
         tensor = Signal()                          # REDUCE_* (not ASUM)
         m.d.comb += tensor.eq(props.reduction & ~props.asum)
-        with m.If(props.reduction):
-            with m.If(tensor):
-                m.d.comb += slot_count.eq(Mux(ck == D, red_m, red_n))
-            with m.Else():                          # ASUM: one destination element
-                m.d.comb += slot_count.eq(Mux(ck == D, 1, length))
-        with m.Else():
-            m.d.comb += slot_count.eq(length)
         # ADDRESS_RANGE: an address or count with a bit set at TB or above is out of memory
         # (2**TB elements span at least 2 * mem_bytes); below, exact TB + 5-bit arithmetic
         TB = AW + 2
@@ -525,31 +521,34 @@ class VectorEngine(wiring.Component):
                 with m.Elif(props.reduction & (length == 0)):             # ASUM of nothing
                     m.d.sync += st.eq(DONE)
                 with m.Elif(props.reduction):
-                    m.d.sync += [st.eq(RANGE), ck.eq(D)]
+                    m.d.sync += st.eq(RANGE)
                 with m.Else():
-                    m.d.sync += [st.eq(OVERLAP), ck.eq(ov_first)]
+                    m.d.sync += st.eq(OVERLAP)
+                m.d.comb += ck_n.eq(Mux(props.reduction, D, ov_first))
 
             with m.Case(RED_DIMS):
+                m.d.comb += ck_n.eq(D)
                 with m.If(red.dims_ready):
-                    m.d.sync += [st.eq(RANGE), ck.eq(D)]
+                    m.d.sync += st.eq(RANGE)
 
             with m.Case(OVERLAP):
                 nxt_any, nxt = first_from(ov_mask, ck + 1)
+                more_ov = nxt_any & (ck < 2)
+                m.d.comb += ck_n.eq(Mux(more_ov, nxt, D))
                 with m.If(ov_bad):
                     m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ILLEGAL_OPERAND))]
-                with m.Elif(nxt_any & (ck < 2)):
-                    m.d.sync += ck.eq(nxt)
-                with m.Else():
-                    m.d.sync += [st.eq(RANGE), ck.eq(D)]
+                with m.Elif(~more_ov):
+                    m.d.sync += st.eq(RANGE)
 
             with m.Case(RANGE):
                 # destination first (slot 3), then the sources 0, 1, 2
                 nxt_any, nxt = first_from(src4, Mux(ck == D, 0, ck + 1))
+                more_rg = nxt_any & ((ck == D) | (ck < 2))
+                with m.If(more_rg):
+                    m.d.comb += ck_n.eq(nxt)
                 with m.If(range_bad):
                     m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ADDRESS_RANGE))]
-                with m.Elif(nxt_any & ((ck == D) | (ck < 2))):
-                    m.d.sync += ck.eq(nxt)
-                with m.Else():
+                with m.Elif(~more_rg):
                     m.d.sync += st.eq(PREP)
 
             with m.Case(PREP):
@@ -677,9 +676,18 @@ class VectorEngine(wiring.Component):
         ]
         with m.If(red_run):
             m.d.comb += [readers[0].take.eq(red.take_nib), readers[0].take_rest.eq(0), readers[0].take_en.eq(red.take)]
-        # the reduction's element counts as registers: valid from the cycle after `dims_ready`,
-        # the first RANGE check's (ASUM's counts do not use them)
+        # the reduction's element counts as registers (PREP and the writer's start read them)
         m.d.sync += [red_n.eq(red.n_total), red_m.eq(red.n_out)]
+        # the next cycle's slot (its counts from the reducer's own outputs, valid with
+        # `dims_ready`, when red_n and red_m are not yet)
+        m.d.sync += [slot_addr.eq(select_word(m, Cat(*addr), ck_n, 64, "slot_addr", platform)),
+                     slot_b.eq(Cat(*bsel_c).word_select(ck_n, 3))]
+        with m.If(tensor):
+            m.d.sync += slot_count.eq(Mux(ck_n == D, red.n_out, red.n_total))
+        with m.Elif(props.reduction):                # ASUM: one destination element
+            m.d.sync += slot_count.eq(Mux(ck_n == D, 1, length))
+        with m.Else():
+            m.d.sync += slot_count.eq(length)
 
         # --- writer ---------------------------------------------------------------------------------------------
         m.d.comb += [

@@ -394,4 +394,6 @@ def test_throughput_and_latency():
           + f"; 16-element int8 ADD: {latency} cycles from issue to completion")
     low = {k: round(v, 2) for k, (_, _, _, f) in specs.items() for v in [rates[k]] if v < f * W}
     assert not low, f"below the design rate: {low}"
-    assert latency <= 32
+    # the design figure: 21 cycles in the engine (golden/cycle/vector.py: DECODE, the checks,
+    # the reads, stages A, S0, S1, T, S2, P, the write, done) and 12 in the core
+    assert latency <= 33
