@@ -41,7 +41,7 @@ Microarchitecture
   ALU, one lane group of the beat after the other (``occ`` grows by the number
   of groups, DIV/MOD excepted), and with ``config.vector_narrow_stages`` = K
   registers inside that ALU every step of a narrow kind takes
-  ``config.narrow_step_cycles`` (1 + the ranks of its cuts: 8 for `base`'s K = 10).
+  ``config.narrow_step_cycles`` (1 + the ranks of its cuts: 9 for `base`'s K = 13).
 * **Writer** (`hw.vector_stream.StreamWriter`) on ``wr``: row writes with byte
   enables at any destination alignment; an odd int4 destination keeps its last
   byte's high nibble (read once, before the stream starts, on ``rd_b``).
@@ -437,7 +437,8 @@ class VectorEngine(wiring.Component):
         scaled = Cat(kind == k for k in sorted(NARROW_SCALED_KINDS)).any()
         narrow = Cat(kind == k for k in sorted(NARROW_KINDS)).any()
         m.d.comb += [occ_n.eq(Mux(scaled, occ_beat << narrow_shift, occ_beat)),
-                     occ.eq(Mux(narrow, occ_n * cfg.narrow_step_cycles, occ_n))]
+                     occ.eq(Mux(narrow, sum(occ_n << i for i in range(cfg.narrow_step_cycles.bit_length())
+                                            if cfg.narrow_step_cycles >> i & 1), occ_n))]   # shifts and adds
         with m.Switch(kind):
             with m.Case(Kind.MUL):
                 m.d.comb += [pass2.eq((bsel[S0] == 4) & (bsel[S1] == 4)), occ_beat.eq(1 + pass2)]

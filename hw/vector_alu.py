@@ -60,6 +60,9 @@ POW        right-to-left square and multiply over the bits of y, both      1 + 2
 =========  ==============================================================  =====================
 """
 
+from functools import reduce
+from operator import or_
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -95,9 +98,10 @@ MAG_KINDS = (Kind.MUL, Kind.ASL, Kind.POW, Kind.DIV, Kind.MOD)
 TAIL_KINDS = (Kind.ADD, Kind.SUB, Kind.ABS, Kind.SIGN, Kind.MAX, Kind.MIN, Kind.THRES, Kind.IDENT,
               Kind.MAXSI, Kind.MINSI, Kind.CMP, Kind.LOGIC)
 TAIL_SET = frozenset(TAIL_KINDS)
+KIND_NAMES = {v: k.lower() for k, v in vars(Kind).items() if k.isupper() and isinstance(v, int)}
 
 
-ALU_CUTS = ("a2", "shift", "a1", "mag", "div") + MUL_CUTS
+ALU_CUTS = ("a2", "shift", "a1", "mag", "div", "step", "flags") + MUL_CUTS
 OCC_BITS = 14       # the ALU iteration counter: POW on a 64-bit narrow path takes 4 x 257 steps per beat,
                     # each `CoreConfig.narrow_step_cycles` cycles
 ALL_KINDS = frozenset(range(Kind.COUNT)) - {Kind.REDUCE}
@@ -110,17 +114,23 @@ class VectorAlu(wiring.Component):
     other); `registered`: the front's words are registered at ``take`` and the outputs
     follow one cycle later (else the ALU is combinational and ``take`` unused);
     `cuts`: registers inside the ALU (`ALU_CUTS`: after adder A2, after the right
-    shifter, after adder A1, after the magnitudes, after the division's subtraction,
-    and `hw.vector_mul.MUL_CUTS` in the multiplier array):
-    the narrow path's stages (`hw.vector_alu_split`); the caller then holds every
-    input for as many cycles more than a step as the deepest path has cut registers
-    (at most one per rank of `hw.vector_alu_split.CUT_RANK`) and raises ``step`` only
-    in the last of them.
+    shifter (with "right amount >= field width"), after adder A1, after the
+    magnitudes, after the division's subtraction, the step's decodings of ``it``
+    ("step": the first step, DIV's first and last bit step, POW's phase and pass),
+    the operands' lane flags ("flags": b = 0, s >= field width, |a| = 1, ...), and
+    `hw.vector_mul.MUL_CUTS` in the multiplier array): the narrow path's stages
+    (`hw.vector_alu_split`); the caller then holds every input for as many cycles
+    more than a step as the deepest path has cut registers (at most one per rank of
+    `hw.vector_alu_split.CUT_RANK`) and raises ``step`` only in the last of them.
 
     ``cfg`` must hold its value from the cycle before a beat's first S1 cycle (the
-    engine sets it in PREP, before the first read): the selects of A1's operands and
-    of the tail's result, and the lane constants of the immediates, are registered
-    functions of it, and so are the lane-width constants if the ALU has `cuts`."""
+    engine sets it in PREP, before the first read): the selects of the operands of
+    A1, A2, the shifter and the multiplier array and of the front's and the tail's
+    results (AND-ORs of the kinds' words), and the lane constants of the immediates,
+    are registered functions of it, and so are the lane-width constants and the
+    selects of the choices by lane width (`hw.vector_swar.Lanes`) if the ALU has
+    `cuts`: no decoding of the kind, and with `cuts` none of the lane width outside
+    the multiplier array, in the paths."""
 
     def __init__(self, n, kinds=ALL_KINDS, widths=LANE_BITS, registered=True, cuts=()):
         unknown = sorted(set(cuts) - set(ALU_CUTS))
@@ -187,11 +197,7 @@ class VectorAlu(wiring.Component):
 
         asm, bsm = self.am, self.bm
         kind = cfg.kind
-        first = self.it == 0
         WS = [(cfg.ws, range(5))]                    # key: shift field width (b0, or L)
-
-        def result(lo_, ng, ft=None, h=None):
-            m.d.comb += [low.eq(lo_), neg.eq(ng & H), fit.eq(H if ft is None else ft), hi.eq(0 if h is None else h)]
 
         # iterative state (DIV/MOD, POW; MEDIAN keeps a < b in sf0)
         st0, st1, st2 = (Signal(n, name=nm, reset_less=True) for nm in ("st0", "st1", "st2"))
@@ -212,25 +218,30 @@ class VectorAlu(wiring.Component):
             """`sigs`, or their registers if the ALU has the cut `where`."""
             return cut_registers(m, where in self.cuts, *sigs)
 
+        # the step's decodings of `it` (the first step here; DIV's and POW's below): with the
+        # cut "step" registers, like the operands of a narrow path's step (`it` holds as still)
+        first = Signal(name="first")
+        m.d.comb += first.eq(self.it == 0)
+        first, = cut("step", first)
+
         r1_low, r1_neg, r1_fit = cut("a1", *ln.add(x1, x1s, Mux(sub1, ~y1, y1), Mux(sub1, ~y1s & H, y1s),
                                                    Mux(sub1, LO, 0), "a1"))
         lt1 = ln.lane_flag(r1_neg, "lt1")              # x1 < y1 (subtraction)
         r2_low, r2_neg = cut("a2", *ln.add(x2, x2s, ~y2, ~y2s & H, LO, "a2")[:2])
         lt2 = ln.lane_flag(r2_neg, "lt2")              # x2 < y2
 
-        right, = cut("shift", ln.shift(xr, ar, lambda L, j: ((1 << (L - (1 << j))) - 1) if (1 << j) < L else 0,
-                                       left=False, name="shr"))
         wmask = ln.const(lambda L, w: None if bits(w) > L else (1 << bits(w)) - 1, "wmask", keys=WS)
         wtop = ln.const(lambda L, w: None if bits(w) > L else 1 << (bits(w) - 1), "wtop", keys=WS)
         bigm = ln.const(lambda L, w: None if bits(w) > L else
                         ((1 << L) - 1) & ~((1 << (bits(w).bit_length() - 1)) - 1), "bigm", keys=WS)
-        bigl = ln.lane_any(b & bigm, "bigl")          # LSL, ASL: s >= field width
-        bigr = ln.lane_any(ar & bigm, "bigr")         # right amount >= field width
-        pow2 = ln.comb(right & ~bigl, "pow2")          # LSL, ASL: 2**s (0 for s >= the field width)
+        # the shifted word and "right amount >= field width", beside it at the cut
+        right, bigr = cut("shift",
+                          ln.shift(xr, ar, lambda L, j: ((1 << (L - (1 << j))) - 1) if (1 << j) < L else 0,
+                                   left=False, name="shr"),
+                          ln.lane_any(ar & bigm, "bigr"))
 
         # --- magnitudes (MUL, ASL, POW, DIV, MOD) ---------------------------------------------------------
         ma, mb = cut("mag", ln.neg_if(a, asm, "ma"), ln.neg_if(b, bsm, "mb"))
-        ma_is1 = ln.comb(~ln.lane_any(ma ^ LO, "ma_ne1"), "ma_is1")     # |a| == 1
 
         m.submodules.mul = mul = MulArray(n, self.widths, self.cuts & set(MUL_CUTS))
         m.d.comb += mul.lsel.eq(cfg.lsel)
@@ -240,9 +251,25 @@ class VectorAlu(wiring.Component):
         rorc = ln.const(lambda L, w: None if bits(w) > L else bits(w) + 1 - L, "rorc", keys=WS)
         lm1 = ln.const(lambda L: L - 1, "lm1")
         k = ln.comb(b & kmask, "ror_k")
+
+        # --- the operands' lane flags, read by the results (and 2**s by the multiplier): with
+        # the cut "flags" registers, of the magnitudes' rank (the operands' functions beside them)
+        flags = {"bigl": ln.lane_any(b & bigm, "bigl"),         # LSL, ASL: s >= field width
+                 "szero": ln.comb(~ln.lane_any(b, "b_nz"), "szero")}   # b == 0 (ASR: s == 0, DIV: divisor 0)
+        if self.kinds & {Kind.POW, Kind.ASL}:
+            # |a| == 1: a = 1, or a = -1 (all ones in a negative lane: ma = -a)
+            flags["ma_is1"] = ln.comb(~ln.lane_any((a ^ asm) ^ (LO & ~asm), "ma_ne1"), "ma_is1")
+        if Kind.ROR in self.kinds:
+            flags["kz"] = ln.comb(~ln.lane_any(k, "ror_knz"), "ror_kz")    # k = 0: 2**w may not fit
+        if Kind.ASL in self.kinds:
+            flags["xnz"] = ln.lane_any(a, "asl_xnz")                       # |a| != 0
+            flags["eql"] = ln.comb(~ln.lane_any(b ^ ln.const(lambda L: L, "asl_L"), "asl_eqL"), "asl_eql")
+        if Kind.POW in self.kinds:
+            flags["yodd"] = ln.lane_bit(b, 0, "pow_yodd")
+        flags = dict(zip(flags, cut("flags", *flags.values())))
+        bigl, szero = flags["bigl"], flags["szero"]
+        pow2 = ln.comb(right & ~bigl, "pow2")          # LSL, ASL: 2**s (0 for s >= the field width)
         # ASR: the value shifted by s - 1, then once more with the rounding bit added
-        bnz = ln.lane_any(b, "b_nz")                   # b != 0 (ASR: s == 0, DIV: divisor 0)
-        szero = ln.comb(~bnz, "szero")
         # ASR shifts the complement of a negative lane with zero fill and complements the
         # result (~(~v >> s) = v >> s with sign fill): the shifter needs no fill input
         y_asr = ln.sel(bigr, asm, right ^ asm, "asr_y")
@@ -295,185 +322,232 @@ class VectorAlu(wiring.Component):
         ]
         m.d.comb += sub1.eq(route_sel("sub", ~kind.matches(Kind.ADD, Kind.ASR)))
 
-        # A2's operands and the right shifter's
-        m.d.comb += [x2.eq(0), x2s.eq(0), y2.eq(0), y2s.eq(0), xr.eq(a), ar.eq(b)]
-        with m.Switch(kind):
-            with kcase(Kind.CLIP):
-                m.d.comb += [x2.eq(u_low), x2s.eq(u_neg), y2.eq(a), y2s.eq(as_)]   # hi < a
-            with kcase(Kind.MEDIAN):
-                with m.If(~first):                 # c has arrived: a < c (A1), b < c (A2)
-                    m.d.comb += [x2.eq(b), x2s.eq(bs), y2.eq(c), y2s.eq(cs)]
-            with kcase(Kind.ROR):
-                m.d.comb += [x2.eq(k), y2.eq(rorc), xr.eq(H), ar.eq(r2_low)]       # 2**(w - k)
-            with kcase(Kind.ASR):
-                m.d.comb += [x2.eq(b), y2.eq(LO), ar.eq(r2_low), xr.eq(a ^ asm)]  # right by s - 1
-            with kcase(Kind.LSL, Kind.ASL):
-                m.d.comb += [x2.eq(lm1), y2.eq(b), xr.eq(H), ar.eq(r2_low)]       # 2**s
+        # A2's operands and the right shifter's, AND-ORs under registered selects like A1's:
+        # CLIP hi < a; MEDIAN (once c has arrived, A1 a < c) b < c; ROR 2**(w - k); ASR a
+        # (negative lanes complemented) right by s - 1; LSL, ASL 2**s; else a right by b
+        s2_clip, s2_ror, s2_asr = (route_sel("a2_" + KIND_NAMES[k_], kind_is(k_))
+                                   for k_ in (Kind.CLIP, Kind.ROR, Kind.ASR))
+        s2_lsl = route_sel("a2_lsl", kind_is(Kind.LSL, Kind.ASL))
+        s_hx = route_sel("shr_h", kind_is(Kind.ROR, Kind.LSL, Kind.ASL))                # x = H
+        s_ra = route_sel("shr_a2", kind_is(Kind.ROR, Kind.ASR, Kind.LSL, Kind.ASL))    # amount from A2
+        m.d.comb += [
+            x2.eq((u_low & rep(s2_clip)) | (b & rep(s_med_c | s2_asr)) | (k & rep(s2_ror)) | (lm1 & rep(s2_lsl))),
+            x2s.eq((u_neg & rep(s2_clip)) | (bs & rep(s_med_c))),
+            y2.eq((a & rep(s2_clip)) | (c & rep(s_med_c)) | (rorc & rep(s2_ror)) | (LO & rep(s2_asr))
+                  | (b & rep(s2_lsl))),
+            y2s.eq((as_ & rep(s2_clip)) | (cs & rep(s_med_c))),
+            xr.eq(((a & rep(~s_hx)) | (H & rep(s_hx))) ^ (asm & rep(s2_asr))),
+            ar.eq((b & rep(~s_ra)) | (r2_low & rep(s_ra))),
+        ]
 
-        with m.Switch(kind):
-            with kcase(Kind.CLIP):
-                lo_ok = Signal(n, name="clip_ge_lo")                   # a >= lo
-                m.d.comb += lo_ok.eq(Mux(t_f["below"], ALL, Mux(t_f["above"], 0, ~lt1)))
-                hi_ok = Signal(n, name="clip_le_hi")                   # a <= hi
-                m.d.comb += hi_ok.eq(Mux(u_f["above"], ALL, Mux(u_f["below"], 0, ~lt2)))
-                lo_le_hi = Signal(name="clip_lo_le_hi")
-                m.d.comb += lo_le_hi.eq(Mux(cfg.isg, cfg.imm0.as_signed() <= cfg.imm1.as_signed(),
-                                            cfg.imm0 <= cfg.imm1))
-                tfit = Mux(t_f["fit"], H, 0)
-                ufit = Mux(u_f["fit"], H, 0)
-                bound_l = ln.comb(Mux(lo_le_hi, t_low, u_low), "bnd_l")
-                bound_n = ln.comb(Mux(lo_le_hi, t_neg, u_neg), "bnd_n")
-                bound_f = ln.comb(Mux(lo_le_hi, tfit, ufit), "bnd_f")
-                in_rng = ln.comb(lo_ok & hi_ok, "in_rng")
-                use_hi = ln.comb(lo_ok & ~hi_ok, "use_hi")
-                m.d.comb += [
-                    low.eq((a & in_rng) | (u_low & use_hi) | (bound_l & ~lo_ok)),
-                    neg.eq(((as_ & in_rng) | (u_neg & use_hi) | (bound_n & ~lo_ok)) & H),
-                    fit.eq(((H & in_rng) | (ufit & use_hi) | (bound_f & ~lo_ok)) & H),
-                    hi.eq(0),
-                ]
+        # --- the kinds' results ---------------------------------------------------------------------------
+        # each kind's words of its own (computed whatever the kind), the front's result an
+        # AND-OR of them under registered selects (decoded from `cfg` like A1's): no choice
+        # by kind after the kinds' logic. Only the shared resources' inputs (the multiplier's)
+        # and the iterative state are set by kind (the `Switch` after the results).
+        fronts = []
 
+        def built(*ks):
+            return any(k in self.kinds for k in ks)
+
+        def result(k_, lo_, ng, ft=None, h=None):
+            """The front's words for kind `k_` (if this ALU builds it)."""
+            if built(k_):
+                fronts.append((k_, lo_, ng & H, H if ft is None else ft, h))
+
+        if built(Kind.CLIP):
+            lo_ok = Signal(n, name="clip_ge_lo")                   # a >= lo
+            m.d.comb += lo_ok.eq(Mux(t_f["below"], ALL, Mux(t_f["above"], 0, ~lt1)))
+            hi_ok = Signal(n, name="clip_le_hi")                   # a <= hi
+            m.d.comb += hi_ok.eq(Mux(u_f["above"], ALL, Mux(u_f["below"], 0, ~lt2)))
+            lo_le_hi = route_sel("clip_lo_le_hi", Mux(cfg.isg, cfg.imm0.as_signed() <= cfg.imm1.as_signed(),
+                                                      cfg.imm0 <= cfg.imm1))
+            tfit = Mux(t_f["fit"], H, 0)
+            ufit = Mux(u_f["fit"], H, 0)
+            bound_l = ln.comb(Mux(lo_le_hi, t_low, u_low), "bnd_l")
+            bound_n = ln.comb(Mux(lo_le_hi, t_neg, u_neg), "bnd_n")
+            bound_f = ln.comb(Mux(lo_le_hi, tfit, ufit), "bnd_f")
+            in_rng = ln.comb(lo_ok & hi_ok, "in_rng")
+            use_hi = ln.comb(lo_ok & ~hi_ok, "use_hi")
+            result(Kind.CLIP, (a & in_rng) | (u_low & use_hi) | (bound_l & ~lo_ok),
+                   (as_ & in_rng) | (u_neg & use_hi) | (bound_n & ~lo_ok),
+                   ((H & in_rng) | (ufit & use_hi) | (bound_f & ~lo_ok)) & H)
+
+        if built(Kind.MEDIAN):
+            # cycle 0: a < b into sf0 (c comes a cycle after a and b); cycle 1: a < c, b < c.
+            # a lies between b and c when a < b and a < c differ; else the median is
+            # min(b, c) (a below both) or max(b, c) (a above both): c when a < b and
+            # b < c differ, else b (ties pick equal values)
+            take_a = ln.comb(sf0 ^ lt1, "med_a")
+            take_c = ln.comb(~take_a & (sf0 ^ lt2), "med_c")
+            take_b = ln.comb(~take_a & ~take_c, "med_b")
+            result(Kind.MEDIAN, (a & take_a) | (c & take_c) | (b & take_b),
+                   (as_ & take_a) | (cs & take_c) | (bs & take_b))
+
+        if built(Kind.LSL, Kind.LSR, Kind.ROR):
+            # source 0's bit pattern (zero-extended), read back in its unit, and the lanes
+            # whose pattern bit w - 1 is set: an OR tree per candidate pattern (wtop is one
+            # bit per lane), the choice after the trees
+            def pattern(k_, pat, msb):
+                sm = ln.comb(Mux(cfg.rsg, msb, 0), "psm")
+                result(k_, pat | (sm & ~wmask), sm)
+
+            pattern(Kind.LSL, mul.pl & wmask, ln.lane_any(mul.pl & wtop, "pmsb_l"))
+            pattern(Kind.LSR, right & ~bigr, ln.lane_any(right & wtop, "pmsb_r") & ~bigr)
+            if built(Kind.ROR):
+                # the product's low w bits OR its bits [w, 2w) (the high half when w = L): the
+                # low word shifted right by w under a mask of the w low lane bits that is 0 unless
+                # w is the field width (a register, no choice by w in the path); bit w - 1 of that:
+                # the product's bit w - 1 or 2w - 1, or bit L - 1 of the high half (w = L), one
+                # OR tree
+                rmask = {v: ln.const(lambda L, w, v=v: None if bits(w) > L else
+                                     (1 << v) - 1 if bits(w) == v < L else 0, f"ror_m{v}", keys=WS)
+                         for v in LANE_BITS[:-1]}
+                hmask = ln.const(lambda L, w: None if bits(w) > L else (1 << L) - 1 if bits(w) == L else 0,
+                                 "ror_mh", keys=WS)
+                rot = ln.comb(reduce(or_, ((mul.pl >> v) & rmask[v] for v in rmask),
+                                     (mul.pl & wmask) | (mul.ph & hmask)), "ror_rot")
+                wtop_l = ln.const(lambda L, w: None if bits(w) > L else
+                                  (1 << (bits(w) - 1)) | ((1 << (2 * bits(w) - 1)) if bits(w) < L else 0),
+                                  "wtop_l", keys=WS)
+                wtop_h = ln.const(lambda L, w: None if bits(w) > L else (1 << (L - 1)) if bits(w) == L else 0,
+                                  "wtop_h", keys=WS)
+                kz = flags["kz"]
+                pattern(Kind.ROR, (a & kz) | (rot & ~kz),
+                        (ln.lane_any(a & wtop, "pmsb_a") & kz)
+                        | (ln.lane_any((mul.pl & wtop_l) | (mul.ph & wtop_h), "pmsb_p") & ~kz))
+
+        result(Kind.ASR, (a & szero) | (r1_low & ~szero), (as_ & szero) | (r1_neg & ~szero),
+               ((H & szero) | (r1_fit & ~szero)) & H)
+        result(Kind.MUL, mul.pl, asm ^ bsm, h=mul.ph)
+
+        if built(Kind.ASL):
+            # x * 2**s; s >= L leaves no low bits
+            one = ln.comb(flags["eql"] & flags["ma_is1"], "asl_one")
+            ph_big = ln.comb(flags["xnz"] & ((LO & one) | ((LO << 1)[:n] & ~one)), "asl_phb")
+            result(Kind.ASL, mul.pl & ~bigl, asm, h=(mul.ph & ~bigl) | (ph_big & bigl))
+
+        if built(Kind.DIV, Kind.MOD):
+            # one 64-bit lane group per L cycles (group g = it // L, bit step j = it % L);
+            # dr / dq / da: the group's remainder, quotient and remaining dividend bits;
+            # st2 collects the finished groups' results (quotient or remainder)
+            G = n // 64
+            gi = Signal(range(G), name="div_g") if G > 1 else Const(0, 1)   # no zero-width signal
+            jz = Signal(name="div_j0")                     # first step of a group
+            jl = Signal(name="div_jl")                     # last step of a group
+            with m.Switch(cfg.lsel):
+                for i, L in ln.widths:
+                    with m.Case(i):
+                        lb = L.bit_length() - 1
+                        m.d.comb += [jz.eq(self.it[:lb] == 0), jl.eq(self.it[:lb] == L - 1)]
+                        if G > 1:
+                            m.d.comb += gi.eq(self.it[lb:])
+            jz, jl = cut("step", jz, jl)
+            if G > 1:
+                gi, = cut("step", gi)
+            ga, gb = Signal(64, name="div_ga"), Signal(64, name="div_gb")
+            with m.Switch(gi):
+                for g in range(G):
+                    with m.Case(g):
+                        m.d.comb += [ga.eq(ma[64 * g:64 * g + 64]), gb.eq(mb[64 * g:64 * g + 64])]
+            r_in = dl.comb(Mux(jz, 0, dr), "div_r")
+            q_in = dl.comb(Mux(jz, 0, dq), "div_q")
+            a_in = dl.comb(Mux(jz, ga, da), "div_a")
+            rin = dl.lane_flag(a_in & dl.H, "div_rin")
+            r2 = dl.comb(((r_in << 1)[:64] & ~dl.LO) | (rin & dl.LO), "div_r2")
+            ge_h, d = cut("div", *dl.carry(r2, gb, "div_sub"))
+            gem = dl.lane_flag(ge_h | (r_in & dl.H), "div_ge")
+            r_new = dl.sel(gem, d, r2, "div_rn")
+            q_new = dl.comb(((q_in << 1)[:64] & ~dl.LO) | (gem & dl.LO), "div_qn")
+            g_res = Signal(64, name="div_res")
+            s_q = route_sel("div_q", kind_is(Kind.DIV)).replicate(64)
+            m.d.comb += g_res.eq((q_new & s_q) | (r_new & ~s_q))
+            full = ln.comb(Cat(st2[:64 * (G - 1)], g_res), "div_full")
+            zb = szero
+            mbd = ln.const(lambda L, d_: None if bits(d_) > L else (1 << bits(d_)) - 1, "div_mbd",
+                           keys=[(cfg.bd, range(5))])
+            zq = Mux(cfg.sd, LO, mbd)
+            result(Kind.DIV, (full & ~zb) | (zq & zb), ((asm ^ bsm) & ~zb) | Mux(cfg.sd, zb, 0))
+            result(Kind.MOD, full, asm)
+
+        if built(Kind.POW):
+            # st0 = result, st1 = base (both mod 2**L), st2 = remaining exponent bits,
+            # sf0 / sf1 = "result / base >= 2**L" (lane masks); the step's phase (square or
+            # multiply) and pass of the array
+            cyc = Signal(OCC_BITS, name="pow_c")
+            m.d.comb += cyc.eq(self.it - 1)
+            phase, pidx, last_pass = (Signal(name=nm) for nm in ("pow_phase", "pow_pass", "pow_last_pass"))
+            m.d.comb += [phase.eq(Mux(cfg.pass2, cyc[1], cyc[0])), pidx.eq(Mux(cfg.pass2, cyc[0], 0)),
+                         last_pass.eq(Mux(cfg.pass2, cyc[0], 1))]
+            phase, pidx, last_pass = cut("step", phase, pidx, last_pass)
+            big = ln.lane_any(mul.ph, "pow_big")
+            ybit = ln.lane_bit(st2, 0, "pow_ybit")
+            yodd = flags["yodd"]
+            xone = flags["ma_is1"] & ~asm
+            xm1 = flags["ma_is1"] & asm
+            yneg = bsm
+            r_l = ln.comb((st0 & ~yneg) | (LO & (xone | xm1) & yneg), "pow_rl")
+            r_h = ln.comb(((LO << 1)[:n] & sf0 & ~yneg), "pow_rh")
+            r_s = ln.comb((asm & yodd & ~yneg) | (xm1 & yodd & yneg), "pow_rs")
+            result(Kind.POW, r_l, r_s, h=r_h)
+
+        # the front's result
+        fsel = [rep(route_sel("f_" + KIND_NAMES[f[0]], kind_is(f[0]))) for f in fronts]
+        for word, i in ((low, 1), (neg, 2), (fit, 3), (hi, 4)):
+            m.d.comb += word.eq(reduce(or_, (f[i] & sel for f, sel in zip(fronts, fsel) if f[i] is not None),
+                                       Const(0, n)))
+
+        # --- the multiplier's inputs: AND-ORs under registered selects -------------------------------------
+        # LSL, LSR, ROR: a * 2**s or 2**(w - k) (LSR: unused); MUL: |a| * |b|, or |b| * |a|
+        # (swap); ASL: |a| * 2**s; POW: the result or the base times the base. The first step
+        # stores pass 0 of a two-pass product; POW's passes take steps of their own.
+        def msel(name, *ks, cond=1):
+            return route_sel("m_" + name, kind_is(*ks, cond=cond))
+
+        s_mul, s_swap = msel("mul", Kind.MUL, cond=~cfg.swap), msel("mul_swap", Kind.MUL, cond=cfg.swap)
+        s_asl = msel("asl", Kind.ASL)
+        x = (a & rep(msel("x_a", Kind.LSL, Kind.LSR, Kind.ROR))) | (ma & rep(s_mul | s_asl)) | (mb & rep(s_swap))
+        y = ((pow2 & rep(msel("y_p2", Kind.LSL, Kind.LSR, Kind.ASL))) | (right & rep(s2_ror))
+             | (ma & rep(s_swap)) | (mb & rep(s_mul)))
+        pass_ = msel("pass", Kind.LSL, Kind.LSR, Kind.ROR, Kind.MUL, Kind.ASL, cond=cfg.pass2) & ~first
+        load = msel("load", Kind.LSL, Kind.LSR, Kind.ROR, Kind.MUL, Kind.ASL) & first
+        if built(Kind.POW):
+            s_pow = msel("pow", Kind.POW)
+            x |= (st1 & rep(s_pow & phase)) | (st0 & rep(s_pow & ~phase))
+            y |= st1 & rep(s_pow)
+            pass_ |= s_pow & pidx
+            load |= msel("pow_p2", Kind.POW, cond=cfg.pass2) & ~first & ~pidx
+        m.d.comb += [mul.x.eq(x), mul.y.eq(y), mul.pass_.eq(pass_), mul.acc_load.eq(self.step & load)]
+
+        # --- the iterative state, by kind ----------------------------------------------------------------
+        with m.Switch(kind):
             with kcase(Kind.MEDIAN):
-                # cycle 0: a < b into sf0 (c comes a cycle after a and b); cycle 1: a < c, b < c.
-                # a lies between b and c when a < b and a < c differ; else the median is
-                # min(b, c) (a below both) or max(b, c) (a above both): c when a < b and
-                # b < c differ, else b (ties pick equal values)
                 with m.If(self.step):
                     m.d.sync += sf0.eq(lt1)
-                take_a = ln.comb(sf0 ^ lt1, "med_a")
-                take_c = ln.comb(~take_a & (sf0 ^ lt2), "med_c")
-                take_b = ln.comb(~take_a & ~take_c, "med_b")
-                result((a & take_a) | (c & take_c) | (b & take_b), (as_ & take_a) | (cs & take_c) | (bs & take_b))
-
-            with kcase(Kind.LSL, Kind.LSR, Kind.ROR):
-                # source 0's bit pattern (zero-extended), read back in its unit
-                # and the lanes whose pattern bit w - 1 is set: an OR tree per candidate pattern
-                # (wtop is one bit per lane), the choice after the trees
-                pat = Signal(n, name="pattern")
-                msb = Signal(n, name="pmsb")
-                m.d.comb += [mul.x.eq(a), mul.y.eq(Mux(kind == Kind.ROR, right, pow2)),
-                             mul.pass_.eq(cfg.pass2 & ~first), mul.acc_load.eq(self.step & first)]
-                with m.Switch(kind):
-                    with kcase(Kind.LSL):
-                        m.d.comb += [pat.eq(mul.pl & wmask), msb.eq(ln.lane_any(mul.pl & wtop, "pmsb_l"))]
-                    with kcase(Kind.LSR):
-                        m.d.comb += [pat.eq(right & ~bigr), msb.eq(ln.lane_any(right & wtop, "pmsb_r") & ~bigr)]
-                    with m.Default():
-                        # the product's bits [w, 2w): in the high half when w = L
-                        ror_hi = ln.per_lane("ror_hi", lambda L, w: None if bits(w) > L else mul.ph
-                                             if bits(w) == L else Cat(Cat(mul.pl[j * L + bits(w):(j + 1) * L],
-                                                                          Const(0, bits(w)))
-                                                                      for j in range(n // L)), keys=WS)
-                        kz = ln.comb(~ln.lane_any(k, "ror_knz"), "ror_kz")    # k = 0: 2**w may not fit
-                        m.d.comb += [pat.eq((a & kz) | ((mul.pl | ror_hi) & wmask & ~kz)),
-                                     msb.eq((ln.lane_any(a & wtop, "pmsb_a") & kz)
-                                            | (ln.lane_any((mul.pl | ror_hi) & wtop, "pmsb_p") & ~kz))]
-                sm = ln.comb(Mux(cfg.rsg, msb, 0), "psm")
-                result(pat | (sm & ~wmask), sm)
-
-            with kcase(Kind.ASR):
-                m.d.comb += [
-                    low.eq((a & szero) | (r1_low & ~szero)),
-                    neg.eq(((as_ & szero) | (r1_neg & ~szero)) & H),
-                    fit.eq(((H & szero) | (r1_fit & ~szero)) & H),
-                    hi.eq(0),
-                ]
-
-            with kcase(Kind.MUL):
-                m.d.comb += [mul.x.eq(Mux(cfg.swap, mb, ma)), mul.y.eq(Mux(cfg.swap, ma, mb)),
-                             mul.pass_.eq(cfg.pass2 & ~first), mul.acc_load.eq(self.step & first)]
-                result(mul.pl, asm ^ bsm, h=mul.ph)
-
-            with kcase(Kind.ASL):
-                # x * 2**s; s >= L leaves no low bits
-                eql = ~ln.lane_any(b ^ ln.const(lambda L: L, "asl_L"), "asl_eqL")
-                xnz = ln.lane_any(ma, "asl_xnz")
-                m.d.comb += [mul.x.eq(ma), mul.y.eq(pow2), mul.pass_.eq(cfg.pass2 & ~first),
-                             mul.acc_load.eq(self.step & first)]
-                one = ln.comb(eql & ma_is1, "asl_one")
-                ph_big = ln.comb(xnz & ((LO & one) | ((LO << 1)[:n] & ~one)), "asl_phb")
-                result(mul.pl & ~bigl, asm, h=(mul.ph & ~bigl) | (ph_big & bigl))
-
-            with kcase(Kind.DIV, Kind.MOD):
-                # one 64-bit lane group per L cycles (group g = it // L, bit step j = it % L);
-                # dr / dq / da: the group's remainder, quotient and remaining dividend bits;
-                # st2 collects the finished groups' results (quotient or remainder)
-                G = n // 64
-                gi = Signal(range(G), name="div_g") if G > 1 else Const(0, 1)   # no zero-width signal
-                jz = Signal(name="div_j0")                     # first step of a group
-                jl = Signal(name="div_jl")                     # last step of a group
-                with m.Switch(cfg.lsel):
-                    for i, L in ln.widths:
-                        with m.Case(i):
-                            lb = L.bit_length() - 1
-                            m.d.comb += [jz.eq(self.it[:lb] == 0), jl.eq(self.it[:lb] == L - 1)]
-                            if G > 1:
-                                m.d.comb += gi.eq(self.it[lb:])
-                ga, gb = Signal(64, name="div_ga"), Signal(64, name="div_gb")
-                with m.Switch(gi):
-                    for g in range(G):
-                        with m.Case(g):
-                            m.d.comb += [ga.eq(ma[64 * g:64 * g + 64]), gb.eq(mb[64 * g:64 * g + 64])]
-                r_in = dl.comb(Mux(jz, 0, dr), "div_r")
-                q_in = dl.comb(Mux(jz, 0, dq), "div_q")
-                a_in = dl.comb(Mux(jz, ga, da), "div_a")
-                rin = dl.lane_flag(a_in & dl.H, "div_rin")
-                r2 = dl.comb(((r_in << 1)[:64] & ~dl.LO) | (rin & dl.LO), "div_r2")
-                ge_h, d = cut("div", *dl.carry(r2, gb, "div_sub"))
-                gem = dl.lane_flag(ge_h | (r_in & dl.H), "div_ge")
-                r_new = dl.sel(gem, d, r2, "div_rn")
-                q_new = dl.comb(((q_in << 1)[:64] & ~dl.LO) | (gem & dl.LO), "div_qn")
-                g_res = Signal(64, name="div_res")
-                m.d.comb += g_res.eq(Mux(kind == Kind.DIV, q_new, r_new))
-                with m.If(self.step):
-                    m.d.sync += [dr.eq(r_new), dq.eq(q_new), da.eq((a_in << 1)[:64] & ~dl.LO)]
-                    with m.If(jl):
-                        with m.Switch(gi):
-                            for g in range(G):
-                                with m.Case(g):
-                                    m.d.sync += st2[64 * g:64 * g + 64].eq(g_res)
-                full = ln.comb(Cat(st2[:64 * (G - 1)], g_res), "div_full")
-                zb = szero
-                mbd = ln.const(lambda L, d_: None if bits(d_) > L else (1 << bits(d_)) - 1, "div_mbd",
-                               keys=[(cfg.bd, range(5))])
-                with m.If(kind == Kind.DIV):
-                    zq = Mux(cfg.sd, LO, mbd)
-                    result((full & ~zb) | (zq & zb), ((asm ^ bsm) & ~zb) | Mux(cfg.sd, zb, 0))
-                with m.Else():
-                    result(full, asm)
-
-            with kcase(Kind.POW):
-                # st0 = result, st1 = base (both mod 2**L), st2 = remaining exponent bits,
-                # sf0 / sf1 = "result / base >= 2**L" (lane masks)
-                cyc = Signal(OCC_BITS, name="pow_c")
-                m.d.comb += cyc.eq(self.it - 1)
-                phase = Mux(cfg.pass2, cyc[1], cyc[0])
-                pidx = Mux(cfg.pass2, cyc[0], 0)
-                last_pass = Mux(cfg.pass2, pidx == 1, 1)
-                m.d.comb += [mul.x.eq(Mux(phase, st1, st0)), mul.y.eq(st1), mul.pass_.eq(pidx),
-                             mul.acc_load.eq(self.step & cfg.pass2 & ~first & (pidx == 0))]
-                big = ln.lane_any(mul.ph, "pow_big")
-                ybit = ln.lane_bit(st2, 0, "pow_ybit")
-                with m.If(self.step):
-                    with m.If(first):
-                        m.d.sync += [st0.eq(LO), st1.eq(ma), st2.eq(b), sf0.eq(0), sf1.eq(0)]
-                    with m.Elif(last_pass & ~phase):
-                        m.d.sync += [st0.eq((mul.pl & ybit) | (st0 & ~ybit)),
-                                     sf0.eq(sf0 | (ybit & (sf1 | big)))]
-                    with m.Elif(last_pass & phase):
-                        m.d.sync += [st1.eq(mul.pl), sf1.eq(sf1 | big), st2.eq((st2 >> 1) & NH)]
-                yodd = ln.lane_bit(b, 0, "pow_yodd")
-                xone = ma_is1 & ~asm
-                xm1 = ma_is1 & asm
-                yneg = bsm
-                r_l = ln.comb((st0 & ~yneg) | (LO & (xone | xm1) & yneg), "pow_rl")
-                r_h = ln.comb(((LO << 1)[:n] & sf0 & ~yneg), "pow_rh")
-                r_s = ln.comb((asm & yodd & ~yneg) | (xm1 & yodd & yneg), "pow_rs")
-                result(r_l, r_s, h=r_h)
+            if built(Kind.DIV, Kind.MOD):
+                with kcase(Kind.DIV, Kind.MOD):
+                    with m.If(self.step):
+                        m.d.sync += [dr.eq(r_new), dq.eq(q_new), da.eq((a_in << 1)[:64] & ~dl.LO)]
+                        with m.If(jl):
+                            with m.Switch(gi):
+                                for g in range(G):
+                                    with m.Case(g):
+                                        m.d.sync += st2[64 * g:64 * g + 64].eq(g_res)
+            if built(Kind.POW):
+                with kcase(Kind.POW):
+                    with m.If(self.step):
+                        with m.If(first):
+                            m.d.sync += [st0.eq(LO), st1.eq(ma), st2.eq(b), sf0.eq(0), sf1.eq(0)]
+                        with m.Elif(last_pass & ~phase):
+                            m.d.sync += [st0.eq((mul.pl & ybit) | (st0 & ~ybit)),
+                                         sf0.eq(sf0 | (ybit & (sf1 | big)))]
+                        with m.Elif(last_pass & phase):
+                            m.d.sync += [st1.eq(mul.pl), sf1.eq(sf1 | big), st2.eq((st2 >> 1) & NH)]
 
         # --- the tail: registered front words (`take`), the tail kinds' selections --------------------------
-        # the front's result (every kind but the tail kinds; no register where no such kind
-        # is built), A1's result, the OR tree of "a != b" (MAXSI, MINSI, CMP) and the operands
+        # the front's result (every kind but the tail kinds, for which it is 0: no front select
+        # is set; no register where no such kind is built), A1's result, the OR tree of
+        # "a != b" (MAXSI, MINSI, CMP) and the operands
         ne_flags = ln.lane_any_flags((a ^ b) | (as_ ^ bs), "ne") if TAIL_SET & self.kinds else []
         words = {"low": low, "hi": hi, "neg": neg, "fit": fit, "a": a, "as": as_, "b": b, "bs": bs,
                  "r1_low": r1_low, "r1_neg": r1_neg, "r1_fit": r1_fit,
@@ -497,7 +571,6 @@ class VectorAlu(wiring.Component):
         s_mm = tsel("mm", Kind.MAX, Kind.MIN, Kind.THRES, Kind.IDENT)
         s_cmp = tsel("cmp", Kind.MAXSI, Kind.MINSI, Kind.CMP)
         s_logic = tsel("logic", Kind.LOGIC)
-        s_front = rep(route_sel("t_front", ~Cat(kind == k for k in TAIL_KINDS).any()))
         # MAX, MIN, THRES, IDENT: a, except in the lanes of `take`: b (MAX, MIN) or 0 (THRES)
         # THRES keeps a < t (lt) or t < a: take every lane when t is above (below) every
         # lane value, else the lanes where the comparison fails
@@ -524,10 +597,10 @@ class VectorAlu(wiring.Component):
                         | (~ta & tb & tt[1].replicate(n)) | (~ta & ~tb & tt[0].replicate(n)), "logic")
         m.d.comb += [
             self.low.eq((t["r1_low"] & s_arith) | (mm_low & s_mm) | (cmp_t & LO & s_cmp) | (logic & s_logic)
-                        | (t["low"] & s_front)),
-            self.neg.eq((((t["r1_neg"] & s_arith) | (mm_neg & s_mm)) & H) | (t["neg"] & s_front)),
-            self.fit.eq((t["r1_fit"] & s_arith) | (H & (s_mm | s_cmp | s_logic)) | (t["fit"] & s_front)),
-            self.hi.eq(t["hi"] & s_front),
+                        | t["low"]),
+            self.neg.eq((((t["r1_neg"] & s_arith) | (mm_neg & s_mm)) & H) | t["neg"]),
+            self.fit.eq((t["r1_fit"] & s_arith) | (H & (s_mm | s_cmp | s_logic)) | t["fit"]),
+            self.hi.eq(t["hi"]),
         ]
 
         return m

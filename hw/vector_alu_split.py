@@ -22,8 +22,8 @@ Two `hw.vector_alu.VectorAlu` instances share the stage's ports:
 On `base` (n = 256, nb = 64) the two paths with their sequencing take 43 % of the
 cells of the full-width ALU (yosys, flattened, `abc -lut 4`: 19,606 LUT4 + 1,501
 CCU2C against 47,634 + 1,312); the narrow kinds run at one quarter of their
-full-width rate without stages (e.g. CLIP on int8 at 8 bytes per cycle; `base`'s 10
-stages make it 1.0). DIV/MOD were one 64-bit lane group at a time already and keep
+full-width rate without stages (e.g. CLIP on int8 at 8 bytes per cycle; `base`'s 13
+stages make it 0.89). DIV/MOD were one 64-bit lane group at a time already and keep
 their number of steps.
 
 The narrow path's beat (the kept groups and the last group's result) is registered
@@ -33,17 +33,23 @@ at ``take``, beside the wide path's front words.
 path, at the first K of `NARROW_CUTS`: the multipliers' outputs, adder A1's result,
 the right shifter's, the 96-bit product sums, the narrow ALU's result, the selected
 lane group's operands, the multipliers' inputs, adder A2's result, the division's
-subtraction, the magnitudes. Each *step* of the narrow path then takes 1 + D
-cycles, D the most registers any path of the narrow path crosses: its inputs (the
-group's operands, the step number, the iterative state) hold still for that long,
-the registers load every cycle, and the state (the iterative kinds', the
-multiplier's pass-0 product, the kept groups, the group counter) changes only in
-the step's last cycle, when every path has settled. A path crosses the cuts in the
-order of their ranks (`CUT_RANK`: cuts of one rank, such as the magnitudes and A2,
-never lie on one path), so D is at most the number of ranks among the enabled cuts
-(`narrow_step_cycles`): 7 with 8 or more cuts, whose steps take 8 cycles. No path
-of the narrow path is longer than the logic between two cuts; the narrow kinds
-take 1 + D times their cycles.
+subtraction, the magnitudes, the multiplier array's outputs (after the second
+pass's accumulation and the choice by lane width), the step's decodings of its
+number (and "the group's last step"), the operands' lane flags. Each *step* of the
+narrow path then takes 1 + D cycles, D the most registers any path of the narrow
+path crosses: its inputs (the group's operands, the step number, the iterative
+state) hold still for that long, the registers load every cycle, and the state (the
+iterative kinds', the multiplier's pass-0 product, the kept groups, the group
+counter) changes only in the step's last cycle, when every path has settled. A path
+crosses the cuts in the order of their ranks (`CUT_RANK`: cuts of one rank, such as
+the magnitudes and A2, never lie on one path), so D is at most the number of ranks
+among the enabled cuts (`narrow_step_cycles`): 7 with 8 to 10 cuts (steps of 8
+cycles), 8 with 11 or more (9 cycles). No path of the narrow path is longer than the
+logic between two cuts; the narrow kinds take 1 + D times their cycles. With all 13
+(`base`) the narrow path alone, synthesised for the ECP5 (`synth_ecp5 -abc9`), has
+no path deeper than 9.0 LUT levels (`hw.logic_depth`; 13.6 with the 10 cuts of
+session 17); inside the engine, whose deeper paths elsewhere (15.3: the operand
+unpacking, the reducer) let abc trade depth for area, 12.0 (15.6).
 
 Latency: one cycle after ``take``, like `VectorAlu`. Throughput: one beat per ``occ`` cycles
 (``occ`` as the engine computes it, G times the full-width figure for the
@@ -65,15 +71,20 @@ __all__ = ["SplitAlu", "NARROW_CUTS", "CUT_RANK", "narrow_step_cycles"]
 
 # where the narrow path's stages put their registers, in the order they are added: the
 # ALU's (`hw.vector_alu.ALU_CUTS`), the selected group's operands, the narrow ALU's result
-NARROW_CUTS = ("products", "a1", "shift", "sums", "result", "operands", "mul_in", "a2", "div", "mag")
+NARROW_CUTS = ("products", "a1", "shift", "sums", "result", "operands", "mul_in", "a2", "div", "mag",
+               "mul_out", "step", "flags")
 
 # The rank of each cut along the narrow path: every path of the narrow ALU crosses cuts in
-# increasing rank, never two of one rank (the operands; the magnitudes or A2; the right
-# shifter or the division's subtraction; A1 or the multipliers' inputs; their outputs;
-# the product sums; the result), so no path holds more registers than the enabled cuts
-# have distinct ranks, and a step needs that many cycles plus one.
-CUT_RANK = {"operands": 1, "mag": 2, "a2": 2, "shift": 3, "div": 3, "a1": 4, "mul_in": 4,
-            "products": 5, "sums": 6, "result": 7}
+# increasing rank, never two of one rank (the operands or the step's decodings of its
+# number, which only the step's held inputs feed; the magnitudes, the operands' lane flags
+# (read only by the results, the state and the multiplier's input 2**s) or A2; the right
+# shifter or the division's subtraction; A1 or the multipliers' inputs; their outputs; the
+# product sums; the array's outputs after the second pass's accumulation, which the sums
+# (and for L <= 32 the products) feed and only the result and the iterative state read;
+# the result), so no path holds more registers than the enabled cuts have distinct ranks,
+# and a step needs that many cycles plus one.
+CUT_RANK = {"operands": 1, "step": 1, "mag": 2, "flags": 2, "a2": 2, "shift": 3, "div": 3, "a1": 4,
+            "mul_in": 4, "products": 5, "sums": 6, "mul_out": 7, "result": 8}
 
 
 def narrow_step_cycles(stages):
@@ -128,19 +139,26 @@ class SplitAlu(wiring.Component):
         # cycle (`it` = 0), and a beat held in its last cycle (S1 stalled) keeps its group
         g = Signal(range(G), name="grp")
         sub = Signal(OCC_BITS, name="sub_it")
-        group_last = Signal()
+        group_last = Signal(name="group_last")
         m.d.comb += group_last.eq(sub == cfg.occ_g - 1)
+        group_last, = cut("step", group_last)   # read at the step's end only
         step_end = Signal()                     # the last cycle of a step
+        # the state's advance at a step's end (`step` and `step_end`): with stages `step_end`
+        # alone, no path from the pipeline's cycle count into the state's enables (`cyc`
+        # leaves 0 only while the pipeline steps a beat, and the only step's end without
+        # `step` is the beat's last cycle, which ends the last group, where neither the
+        # narrow ALU's state nor a kept result changes)
+        adv = Signal()
         if D:
             cyc = Signal(range(D + 1), name="cyc")
-            m.d.comb += step_end.eq(cyc == D)
+            m.d.comb += [step_end.eq(cyc == D), adv.eq(step_end)]
         else:
-            m.d.comb += step_end.eq(1)
+            m.d.comb += [step_end.eq(1), adv.eq(self.step)]
 
         m.d.comb += [wide.cfg.eq(cfg), wide.it.eq(self.it), wide.step.eq(self.step),
                      wide.take.eq(self.take),
                      narrow.cfg.eq(cfg), narrow.it.eq(sub),
-                     narrow.step.eq(self.step & step_end & ~group_last)]
+                     narrow.step.eq(adv & ~group_last)]
         for p in PORTS_IN:
             word = Signal(nb, name=f"grp_{p}")
             m.d.comb += word.eq(select_word(m, getattr(self, p), g, nb, f"grp_{p}", platform))
@@ -153,6 +171,7 @@ class SplitAlu(wiring.Component):
         ln = Lanes(m, nb, cfg.lsel, "nx", cm=cm, widths=self.widths, registered=K > 0)
         mag = Signal(name="mag_mode")
         cm.d.comb += mag.eq(cfg.kind.matches(*MAG_KINDS))
+        mag, = cut_registers(cm, K > 0, mag)    # with stages a register, like the lane constants
         r_low, r_hi, r_neg, r_fit = cut("result", narrow.low, narrow.hi, narrow.neg, narrow.fit)
         v, negm, fitm = exact_from_magnitude(ln, r_low, r_hi, r_neg, "nx")
         nres = {}
@@ -163,14 +182,15 @@ class SplitAlu(wiring.Component):
 
         # results of the finished groups (every group but the last)
         kept = {p: [Signal(nb, name=f"kept_{p}_{i}", reset_less=True) for i in range(G - 1)] for p in PORTS_OUT}
+        with m.If(adv & group_last):
+            with m.Switch(g):
+                for i in range(G - 1):
+                    with m.Case(i):
+                        m.d.sync += [kept[p][i].eq(nres[p]) for p in PORTS_OUT]
         with m.If(self.step):
             with m.If(step_end):
                 with m.If(group_last):
                     m.d.sync += [g.eq(g + 1), sub.eq(0)]
-                    with m.Switch(g):
-                        for i in range(G - 1):
-                            with m.Case(i):
-                                m.d.sync += [kept[p][i].eq(nres[p]) for p in PORTS_OUT]
                 with m.Else():
                     m.d.sync += sub.eq(sub + 1)
             if D:

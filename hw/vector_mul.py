@@ -19,10 +19,11 @@ Latency: combinational (the caller registers the result); throughput one word
 per cycle, or one per two cycles for 64 x 64-bit products. With `cuts` (the narrow
 path of `hw.vector_alu_split`) the array has a register at each cut: ``mul_in`` the
 multipliers' inputs, ``products`` their outputs, ``sums`` the slice's 96-bit sum of
-the two 32 x 32-bit products. The registers load every cycle; the outputs are
-correct ``len(cuts)`` cycles after the inputs (and ``pass_``) stop changing, and
-``acc_load`` may be raised only then (the narrow path holds its inputs for
-``CoreConfig.narrow_step_cycles`` cycles per step).
+the two 32 x 32-bit products, ``mul_out`` the outputs ``pl``/``ph`` (after the
+second pass's accumulation and the choice by lane width). The registers load every
+cycle; the outputs are correct ``len(cuts)`` cycles after the inputs (and ``pass_``)
+stop changing, and ``acc_load`` may be raised only then (the narrow path holds its
+inputs for ``CoreConfig.narrow_step_cycles`` cycles per step).
 """
 
 from amaranth.hdl import Cat, Const, Module, Signal
@@ -33,7 +34,7 @@ from .vector_swar import LANE_BITS, cut_registers
 
 __all__ = ["MulArray", "MUL_CUTS"]
 
-MUL_CUTS = ("mul_in", "products", "sums")
+MUL_CUTS = ("mul_in", "products", "sums", "mul_out")
 
 
 class MulArray(wiring.Component):
@@ -124,7 +125,9 @@ class MulArray(wiring.Component):
             with m.Else():
                 m.d.comb += full.eq(part)
 
-            pl, ph = self.pl[64 * s:64 * s + 64], self.ph[64 * s:64 * s + 64]
+            pl, ph = Signal(64, name=f"s{s}_pl"), Signal(64, name=f"s{s}_ph")
+            m.d.comb += [self.pl[64 * s:64 * s + 64].eq(self._cut(m, "mul_out", pl)),
+                         self.ph[64 * s:64 * s + 64].eq(self._cut(m, "mul_out", ph))]
             with m.Switch(self.lsel):
                 with m.Case(*self._built(0)):
                     m.d.comb += [pl.eq(Cat(*(Cat(p[t][0:4], p[t][20:24]) for t in range(8)))),

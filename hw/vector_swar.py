@@ -23,7 +23,10 @@ Every operation is combinational (no latency of its own; the pipeline stages tha
 use them register the results, see `hw.vector_pipe`).
 """
 
-from amaranth.hdl import Cat, Const, Signal
+from functools import reduce
+from operator import or_
+
+from amaranth.hdl import Cat, Const, Signal, Value
 
 __all__ = ["LANE_BITS", "Lanes", "lane_const", "cut_registers"]
 
@@ -55,7 +58,9 @@ class Lanes:
     the others, so nothing is built for them). `prefix` names the signals created.
     `registered`: the run-time constants (`const`) are registers, loaded every cycle
     from ``lsel`` and the keys, which must then hold their values from the cycle
-    before the constants are used (no decoding of the lane width in the paths)."""
+    before the constants are used, and so are the selects of the choices by lane width
+    (`per_lane`, `broadcast`: an AND-OR under registered one-hot selects): no decoding
+    of the lane width in the paths."""
 
     def __init__(self, m, n, lsel, prefix="ln", cm=None, widths=LANE_BITS, registered=False):
         self.m, self.n, self.lsel, self.prefix = m, n, lsel, prefix
@@ -63,6 +68,7 @@ class Lanes:
         self.cm = cm if cm is not None else m     # where run-time constants are built
         self.registered = registered
         self._k = 0
+        self._selects = {}
         self.ALL = Const((1 << n) - 1, n)
         self.H = self.const(lambda L: 1 << (L - 1), "H")
         self.LO = self.const(lambda L: 1, "LO")
@@ -85,10 +91,32 @@ class Lanes:
         slicing it per lane does not copy the expression into every lane)."""
         return value if isinstance(value, Signal) else self.comb(value, name)
 
+    def _select(self, sels, code):
+        """``Cat(*sels) == code`` as a register (`registered`), one per selectors and code."""
+        key = (tuple(id(x) for x in sels), code)
+        if key not in self._selects:
+            sel = Signal(name=f"{self.prefix}_is_{code:x}_{len(self._selects)}")
+            self.cm.d.comb += sel.eq(Cat(*sels) == code)
+            self._selects[key] = (cut_registers(self.cm, True, sel)[0], sels)   # (the selectors kept alive)
+        return self._selects[key][0]
+
+    def _choice(self, out, cases, sels):
+        """`out` = the value of the case (code, value) that ``Cat(*sels)`` matches (0 if
+        none): a `Switch`, or with `registered` an AND-OR under registered selects."""
+        if self.registered:
+            terms = [Value.cast(v) & self._select(sels, code).replicate(len(out)) for code, v in cases]
+            self.m.d.comb += out.eq(reduce(or_, terms, Const(0, len(out))))
+        else:
+            with self.m.Switch(Cat(*sels)):
+                for code, v in cases:
+                    with self.m.Case(code):
+                        self.m.d.comb += out.eq(v)
+
     def per_lane(self, name, fn, *, keys=None, width=None, module=None):
         """A signal chosen by the lane width (and, with `keys` = [(selector, values)],
         by further selectors): ``fn(L, *key_values)`` gives an int constant or a Value,
-        or None for combinations that never occur (left 0)."""
+        or None for combinations that never occur (left 0). `module`: where a constant
+        is built (a `Switch` there)."""
         mod = module if module is not None else self.m
         s = self.sig(name, width)
         sels = [self.lsel] + [k for k, _ in (keys or [])]
@@ -96,20 +124,26 @@ class Lanes:
                                                   for _, v in (keys or [])]
         widths = [len(x) for x in sels]
 
+        cases = []
+
         def rec(level, acc_code, acc_vals):
             if level == len(sels):
                 v = fn(*acc_vals)
-                if v is None:
-                    return
-                with mod.Case(acc_code):
-                    mod.d.comb += s.eq(v)
+                if v is not None:
+                    cases.append((acc_code, v))
                 return
             shift = sum(widths[:level])
             for code, val in choices[level]:
                 rec(level + 1, acc_code | (code << shift), acc_vals + [val])
 
-        with mod.Switch(Cat(*sels)):
-            rec(0, 0, [])
+        rec(0, 0, [])
+        if module is None:
+            self._choice(s, cases, sels)
+        else:
+            with mod.Switch(Cat(*sels)):
+                for code, v in cases:
+                    with mod.Case(code):
+                        mod.d.comb += s.eq(v)
         return s
 
     def const(self, fn, name="c", *, keys=None):
@@ -127,10 +161,8 @@ class Lanes:
         """Lane-wide masks from per-lane flags: ``flags[i]`` holds one bit per lane of
         width 4 << i."""
         out = self.sig(name)
-        with self.m.Switch(self.lsel):
-            for i, L in self.widths:
-                with self.m.Case(i):
-                    self.m.d.comb += out.eq(Cat(flags[i][k].replicate(L) for k in range(self.n // L)))
+        self._choice(out, [(i, Cat(flags[i][k].replicate(L) for k in range(self.n // L))) for i, L in self.widths],
+                     [self.lsel])
         return out
 
     def lane_any(self, x, name="any"):

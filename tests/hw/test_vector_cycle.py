@@ -35,8 +35,8 @@ CFG32N = CoreConfig("r32n", mem_bytes=8192, row_bytes=32, vector_bytes=32, vecto
                    vector_min_lane=8)   # as `base`
 CFG16N = CoreConfig("r16n", mem_bytes=8192, row_bytes=16, vector_bytes=16, vector_narrow_bits=64)
 CFG16NS = CoreConfig("r16ns", mem_bytes=8192, row_bytes=16, vector_bytes=16, vector_narrow_bits=64,
-                     vector_narrow_stages=10)   # every register of the narrow path, in steps of
-                                                # `narrow_step_cycles` (fewer than 1 + 10)
+                     vector_narrow_stages=13)   # every register of the narrow path, in steps of
+                                                # `narrow_step_cycles` (fewer than 1 + 13)
 
 
 def cases(seed):
@@ -199,7 +199,7 @@ def test_narrow_step_cycles():
     steps = [narrow_step_cycles(k) for k in range(len(NARROW_CUTS) + 1)]
     assert steps[0] == 1 and all(1 <= s <= 1 + k for k, s in enumerate(steps))
     assert steps == sorted(steps) and steps[-1] == 1 + len(set(CUT_RANK.values()))
-    assert CFG16NS.narrow_step_cycles == steps[10] < 11
+    assert CFG16NS.narrow_step_cycles == steps[13] < 14
 
 
 @pytest.mark.parametrize("cfg, unit, per_beat", [(CFG8, DU.S8, 8), (CFG32, DU.S4, 64), (CFG32N, DU.S4, 32)],
