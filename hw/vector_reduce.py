@@ -203,12 +203,8 @@ class Reducer(wiring.Component):
         use = Signal()                                    # ACC uses x in this cycle
         xs = x.as_signed()
         xneg = x[64]
-        xabs = Signal(65)
-        m.d.comb += xabs.eq(Mux(xneg, -xs, xs))
-        xnz = x != 0
-        # |x| > 1 without the negation: x is none of 0, 1, -1
-        xbig = Signal()
-        m.d.comb += xbig.eq(xnz & (x != 1) & (x != (1 << 65) - 1))
+        # |x|, x != 0 and |x| > 1 (x none of 0, 1, -1) registered with x, from the window's element
+        xabs, xnz, xbig = Signal(65), Signal(), Signal()
         el_nib = Signal(6)
         m.d.comb += el_nib.eq(Const(1, 6) << el)
         cap = Signal(66)                                  # PROD magnitudes saturate here: 2**bits
@@ -246,7 +242,9 @@ class Reducer(wiring.Component):
         with m.If(self.start):
             m.d.sync += xv.eq(0)
         with m.Elif(take):
-            m.d.sync += [x.eq(xw), xv.eq(1)]
+            xws = xw.as_signed()
+            m.d.sync += [x.eq(xw), xv.eq(1), xabs.eq(Mux(xw[64], -xws, xws)), xnz.eq(xw != 0),
+                         xbig.eq((xw != 0) & (xw != 1) & (xw != (1 << 65) - 1))]
         with m.Elif(use):
             m.d.sync += xv.eq(0)
         dsat_lo = Signal(65)
