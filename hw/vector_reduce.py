@@ -213,6 +213,9 @@ class Reducer(wiring.Component):
         acc_sum = Signal(SW)
         acc_sq = Signal(QW)
         pmag = Signal(66)
+        # pmag != 0 and pmag == cap as registers set with pmag (no 66-bit compares before the
+        # multiplier's start); a product in PROD is of pmag != 0 and |x| > 1, so never 0
+        pm_nz, pm_cap = Signal(), Signal()
         pneg = Signal()
         ext = Signal(65)                                  # MAX / MIN: the extreme so far
         anynz = Signal()
@@ -232,7 +235,8 @@ class Reducer(wiring.Component):
         o_data = Signal(64)
 
         def reset_acc():
-            m.d.sync += [acc_sum.eq(0), acc_sq.eq(0), pmag.eq(1), pneg.eq(0), anynz.eq(0), allnz.eq(1), kcnt.eq(0)]
+            m.d.sync += [acc_sum.eq(0), acc_sq.eq(0), pmag.eq(1), pm_nz.eq(1), pm_cap.eq(0), pneg.eq(0),
+                         anynz.eq(0), allnz.eq(1), kcnt.eq(0)]
 
         last_el = kcnt == k_m1
         var = self.variant
@@ -279,13 +283,13 @@ class Reducer(wiring.Component):
                     with m.If(var == VAR):
                         mul(xabs, xabs)
                         m.next = "SQ"
-                    with m.Elif((var == PROD) & (pmag != 0) & (pmag != cap) & xbig):
+                    with m.Elif((var == PROD) & pm_nz & ~pm_cap & xbig):
                         mul(pmag, xabs)
                         m.next = "PROD"
                     with m.Else():
                         with m.If(var == PROD):
                             with m.If(~xnz):
-                                m.d.sync += pmag.eq(0)
+                                m.d.sync += [pmag.eq(0), pm_nz.eq(0)]
                         with m.If(last_el):
                             m.next = "FIN"
 
@@ -300,7 +304,7 @@ class Reducer(wiring.Component):
             with m.State("PROD"):
                 with m.If(sa_done):
                     capped = _by_width(self.bsel, lambda b: sa_p[b:].any())     # sa_p >= 2**bits
-                    m.d.sync += pmag.eq(Mux(capped, cap, sa_p))
+                    m.d.sync += [pmag.eq(Mux(capped, cap, sa_p)), pm_cap.eq(capped)]
                     with m.If(kcnt == K):
                         m.next = "FIN"
                     with m.Else():
