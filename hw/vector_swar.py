@@ -100,24 +100,25 @@ class Lanes:
             self._selects[key] = (cut_registers(self.cm, True, sel)[0], sels)   # (the selectors kept alive)
         return self._selects[key][0]
 
-    def _choice(self, out, cases, sels):
+    def _choice(self, out, cases, sels, module=None):
         """`out` = the value of the case (code, value) that ``Cat(*sels)`` matches (0 if
-        none): a `Switch`, or with `registered` an AND-OR under registered selects."""
-        if self.registered:
+        none): a `Switch` (in `module`, if given), or with `registered` and no `module` an
+        AND-OR under registered selects."""
+        if self.registered and module is None:
             terms = [Value.cast(v) & self._select(sels, code).replicate(len(out)) for code, v in cases]
             self.m.d.comb += out.eq(reduce(or_, terms, Const(0, len(out))))
         else:
-            with self.m.Switch(Cat(*sels)):
+            mod = module if module is not None else self.m
+            with mod.Switch(Cat(*sels)):
                 for code, v in cases:
-                    with self.m.Case(code):
-                        self.m.d.comb += out.eq(v)
+                    with mod.Case(code):
+                        mod.d.comb += out.eq(v)
 
     def per_lane(self, name, fn, *, keys=None, width=None, module=None):
         """A signal chosen by the lane width (and, with `keys` = [(selector, values)],
         by further selectors): ``fn(L, *key_values)`` gives an int constant or a Value,
         or None for combinations that never occur (left 0). `module`: where a constant
         is built (a `Switch` there)."""
-        mod = module if module is not None else self.m
         s = self.sig(name, width)
         sels = [self.lsel] + [k for k, _ in (keys or [])]
         choices = [list(self.widths)] + [[c if isinstance(c, tuple) else (c, c) for c in v]
@@ -137,13 +138,7 @@ class Lanes:
                 rec(level + 1, acc_code | (code << shift), acc_vals + [val])
 
         rec(0, 0, [])
-        if module is None:
-            self._choice(s, cases, sels)
-        else:
-            with mod.Switch(Cat(*sels)):
-                for code, v in cases:
-                    with mod.Case(code):
-                        mod.d.comb += s.eq(v)
+        self._choice(s, cases, sels, module)
         return s
 
     def const(self, fn, name="c", *, keys=None):
