@@ -7,10 +7,9 @@ cycle and port is exactly one beat of the widest operand.
 
 `StreamReader` -- one source operand (a contiguous run of nibbles at any nibble
 address). It requests the run's rows in order, at most ``slots - 1`` rows ahead of
-the row the consumer is in, and keeps them in a buffer of ``slots`` rows (4 by
-default, at least 2) whose slot k holds row ``crow + k`` (the consumer's row, the
-next one and the prefetched rows; a response is stored without rotation; the
-buffer shifts down a slot when the consumer moves to the next row). The consumer
+the row the consumer is in, and keeps them in a ring of ``slots`` rows (4 by
+default, at least 2; a response is stored without rotation in the next slot),
+read at the consumer's row and the next one (two slot pointers, registers). The consumer
 sees a ``2R``-nibble *window* that starts at its current position (its two rows
 funnel-shifted by the nibble offset) and ``has``: the nibbles it would take have
 arrived. It advances by ``take`` nibbles (at most one row per cycle), or to the
@@ -105,12 +104,19 @@ class StreamReader(wiring.Component):
         lrow = Signal(nb)                           # last row of the run
         rrow = Signal(nb)                           # next row to arrive
         on = Signal()
-        # the buffer: row crow + k in slot k (rows crow .. crow + S - 1 at most are requested);
-        # it shifts down by a slot when the consumer enters the next row, so the window's rows
-        # are always slots 0 and 1 (no read multiplexer: 2:1 on the slots' inputs instead of S:1
-        # on two outputs)
+        # the buffer: a ring of S slots, written in row order from slot 0 at the start of a
+        # run (`wslot`: the next response's slot) and read at the consumer's row (`cslot`)
+        # and the next (`nslot`). Every select is a register, so the consumer's late
+        # `take_en` reaches only `pos` and the two read pointers, not the buffer's 8 R S
+        # flip-flops (it did when the buffer shifted down a slot at each row, session 11:
+        # the engine's worst placed path, session 19)
         S = self.slots
         buf = [Signal(8 * R, name=f"buf{i}") for i in range(S)]
+
+        def ring_next(x):
+            return Mux(x == S - 1, 0, x + 1)
+
+        wslot, cslot, nslot = (Signal(range(S), name=nm) for nm in ("wslot", "cslot", "nslot"))
 
         crow = Signal(nb)
         m.d.comb += crow.eq(pos >> lrn)
@@ -129,19 +135,22 @@ class StreamReader(wiring.Component):
             m.d.comb += [npos.eq(pos + self.take), cross.eq((pos[:lrn] + self.take[:lrn + 1])[lrn])]
         adv = Signal()                              # the consumer enters the next row
         m.d.comb += adv.eq(~self.start & self.take_en & cross)
-        slot = Signal(2)                            # the response's slot after this cycle's shift
-        m.d.comb += slot.eq((rrow - crow - adv)[:2])
+        with m.If(adv):
+            m.d.sync += [cslot.eq(nslot), nslot.eq(ring_next(nslot))]
         with m.If(self.rsp_valid):
-            m.d.sync += rrow.eq(rrow + 1)
+            m.d.sync += [rrow.eq(rrow + 1), wslot.eq(ring_next(wslot))]
         for k in range(S):
-            with m.If(self.rsp_valid & (slot == k)):
+            with m.If(self.rsp_valid & (wslot == k)):
                 m.d.sync += buf[k].eq(self.rsp_data)
-            if k < S - 1:
-                with m.Elif(adv):
-                    m.d.sync += buf[k].eq(buf[k + 1])
+
+        def read(sel):                              # buf[sel]: a 2-, 3- or 4-way multiplexer
+            low = Mux(sel[0], buf[1], buf[0])
+            if S == 2:
+                return low
+            return Mux(sel[1], Mux(sel[0], buf[3], buf[2]) if S == 4 else buf[2], low)
 
         # the window's two rows, crow and crow + 1
-        m.d.comb += [self.rows.eq(Cat(buf[0], buf[1])), self.offset.eq(pos[:lrn])]
+        m.d.comb += [self.rows.eq(Cat(read(cslot), read(nslot))), self.offset.eq(pos[:lrn])]
         if self.realign:
             m.d.comb += self.window.eq(funnel(m, self.rows, self.offset, 8 * R, 4, "win"))
 
@@ -158,6 +167,7 @@ class StreamReader(wiring.Component):
                 pos.eq(self.start_nib),
                 end.eq(self.start_nib + self.start_len),
                 irow.eq(first), rrow.eq(first),
+                wslot.eq(0), cslot.eq(0), nslot.eq(1),
                 lrow.eq((self.start_nib + self.start_len - 1) >> lrn),
                 on.eq(self.start_len != 0),
             ]
