@@ -43,7 +43,7 @@ from the active ones; the bank tag travels with every vector and swaps the tile
 in PE by PE, so there is no bubble between tiles) and the accumulator banks
 (block b + 1 accumulates while block b drains).
 
-Latency: setup (about 90 cycles), then the first tile load (about N + 4 cycles),
+Latency: one cycle to register the command's fields, setup (about 90 cycles), then the first tile load (about N + 4 cycles),
 then the passes; the last block drains after the array (2N cycles) and the
 accumulator stage. Throughput: N * N MACs per cycle while every activation vector
 needs at most one memory row (NHWC with channels in one row; see
@@ -145,16 +145,22 @@ class MatrixEngine(wiring.Component):
         cmd = self.cmd.payload
         conv = cmd.section_ai
         mm_op, cv_op = self._ops
-        f = Signal(OperandFields)
+        # decoded from the held command, then registered: the table's layout by its AS and
+        # the Matrix_Mul / CONV2D choice stay off every path of the setup and the walk
+        # (the DECODE state waits for the register)
+        fd = Signal(OperandFields)
         for name in OperandFields.members:
             if name == "conv":
-                m.d.comb += f.conv.eq(conv)
+                m.d.comb += fd.conv.eq(conv)
                 continue
             vals = []
             for op in (mm_op, cv_op):
                 names = {x.name for x in op.table.resolve(32).fields}
                 vals.append(F.field(cmd.table, cmd.as_code, op, name) if name in names else Const(0, 1))
-            m.d.comb += getattr(f, name).eq(Mux(conv, vals[1], vals[0]))
+            m.d.comb += getattr(fd, name).eq(Mux(conv, vals[1], vals[0]))
+        f = Signal(OperandFields)
+        m.d.sync += f.eq(fd)
+        conv = f.conv
         m.d.comb += setup.f.eq(f)
         g = setup.out
 
@@ -304,8 +310,10 @@ class MatrixEngine(wiring.Component):
         with m.FSM(name="ctl"):
             with m.State("IDLE"):
                 with m.If(self.cmd.valid):
-                    m.d.comb += setup.start.eq(1)
-                    m.next = "SETUP"
+                    m.next = "DECODE"
+            with m.State("DECODE"):                 # the fields' register loads
+                m.d.comb += setup.start.eq(1)
+                m.next = "SETUP"
             with m.State("SETUP"):
                 with m.If(setup.done):
                     m.d.sync += fault.eq(setup.fault)

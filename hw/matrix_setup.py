@@ -115,7 +115,11 @@ class MatrixSetup(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        f, o = self.f, self.out
+        # the outputs are registers: comb from the fields and the step results (all
+        # settled cycles before `done`), so the products and sums below (C * K_W, the
+        # padded base) are off the walkers' paths
+        f, o = self.f, Signal(SetupOutputs(self.addr_bits))
+        m.d.sync += self.out.eq(o)
         AW = self.addr_bits
         MEM = self.config.mem_bytes
         conv = f.conv
