@@ -114,7 +114,10 @@ class BeatPipe(wiring.Component):
         c_due, s0_c_due = Signal(), Signal()
         is_med = Signal(name="is_median")
         m.d.sync += [is_med.eq(cfg.kind == Kind.MEDIAN), c_due.eq(self.load & is_med)]
-        with m.If(self.load):
+        # the windows are captured whenever A may take a beat (`in_free`), not only on `load`:
+        # their contents matter only with `va`, and the enable is then free of the readers'
+        # `has` compares, which `load` waits for (fan-out: 2 n flip-flops)
+        with m.If(self.in_free):
             m.d.sync += [wa[0].eq(self.win0), wa[1].eq(self.win1), da.eq(self.load_dnib)]
         with m.If(c_due):
             m.d.sync += wa[2].eq(self.win1)
