@@ -45,7 +45,7 @@ import math
 import re
 from collections import Counter, defaultdict
 
-from .logic_depth import _base, _hint
+from .logic_depth import _MADE_UP, _base, _hint
 
 __all__ = ["placed_paths", "wire_ns", "CELL_NS", "HOT_FANOUT", "HOT_WINDOW"]
 
@@ -161,9 +161,38 @@ def _load(placed):
     return mod
 
 
-def placed_paths(placed, count=5, *, hot_fanout=HOT_FANOUT, hot_window=HOT_WINDOW):
+def _user_names(netlist):
+    """{name of a net bit: the user's name of that bit} from the yosys JSON netlist
+    (a dict or the path of its file) that was placed: nextpnr keeps one name of each
+    net, often one that synthesis made up, where yosys also has the user's."""
+    if isinstance(netlist, str):
+        try:
+            with open(netlist) as f:
+                netlist = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            raise ValueError(f"cannot read the yosys netlist {netlist!r}: {e}") from None
+    mods = netlist.get("modules") or {}
+    tops = [k for k, v in mods.items() if v.get("attributes", {}).get("top")]
+    if not mods:
+        return {}
+    mod = mods[tops[0] if tops else next(iter(mods))]
+    user, names = {}, []                                # bit -> the user's (shortest) name
+    for nn, net in mod.get("netnames", {}).items():
+        made_up = bool(net.get("hide_name")) or bool(_MADE_UP.search(nn))
+        for k, b in enumerate(net["bits"]):
+            if isinstance(b, int):
+                full = f"{nn}[{k}]" if len(net["bits"]) > 1 else nn
+                names.append((full, b))
+                if not made_up and (b not in user or len(full) < len(user[b])):
+                    user[b] = full
+    return {full: user[b] for full, b in names if b in user}
+
+
+def placed_paths(placed, count=5, *, netlist=None, hot_fanout=HOT_FANOUT, hot_window=HOT_WINDOW):
     """The model's worst paths of a placed ECP5 netlist (nextpnr's ``--write`` after
-    placing: a dict or the path of its file). Returns a JSON-able dict:
+    placing: a dict or the path of its file); `netlist`, the yosys JSON netlist that
+    was placed (optional), names the nets by the user's names where nextpnr kept a
+    made-up one. Returns a JSON-able dict:
 
     * ``worst_ns``, ``fmax_mhz``: the worst register-to-register delay and its frequency;
     * ``paths``: the `count` worst paths with distinct end points (registers: the bits
@@ -201,6 +230,7 @@ def placed_paths(placed, count=5, *, hot_fanout=HOT_FANOUT, hot_window=HOT_WINDO
             if isinstance(b, int) and b not in name:
                 name[b] = nn if len(net["bits"]) == 1 else f"{nn}[{k}]"
     const = {b for b, nn in name.items() if nn in _CONSTANT_NETS}
+    alias = _user_names(netlist) if netlist is not None else {}
 
     driver, sinks = {}, defaultdict(list)               # bit -> (cell, port); bit -> [(cell, port)]
     for cn, c in cells.items():
@@ -287,6 +317,7 @@ def placed_paths(placed, count=5, *, hot_fanout=HOT_FANOUT, hot_window=HOT_WINDO
         """The net's name: nextpnr's if it is the user's; else the user's signal that
         synthesis named it after (a hint), flagged; else the made-up name."""
         nn = name.get(b, f"<net {b}>")
+        nn = alias.get(nn, nn)
         hint = _hint(nn)
         if hint == _base(nn):
             return nn, False

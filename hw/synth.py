@@ -424,7 +424,8 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
             npr = json.load(f)
     if placed == 0:
         t0 = time.monotonic()
-        report["placed_paths"] = _placed_paths(os.path.join(out_dir, PLACED_JSON), log)
+        report["placed_paths"] = _placed_paths(os.path.join(out_dir, PLACED_JSON), os.path.join(out_dir, "top.json"),
+                                               log)
         times["placed_timing"] = time.monotonic() - t0
     report["times_s"] = {k: round(v, 1) for k, v in times.items()}
     analyse(report, target, freq, rc, log_text, npr, cells, placed=placed == 0)
@@ -441,12 +442,13 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     return report
 
 
-def _placed_paths(placed_json, log):
-    """`hw.placed_timing.placed_paths` of the place step's netlist for the report; an
-    analysis that fails does not lose the report of a long run: ``{"error": ...}``."""
+def _placed_paths(placed_json, netlist_json, log):
+    """`hw.placed_timing.placed_paths` of the place step's netlist for the report (its
+    nets named after the yosys netlist's user names); an analysis that fails does not
+    lose the report of a long run: ``{"error": ...}``."""
     log("[synth] timing of the placed netlist (hw.placed_timing, seconds) ...")
     try:
-        return placed_paths(placed_json, count=PLACED_PATHS)
+        return placed_paths(placed_json, count=PLACED_PATHS, netlist=netlist_json)
     except Exception as e:                      # noqa: BLE001 -- reported, not raised
         log(f"[synth] placed timing failed: {type(e).__name__}: {e}")
         return {"error": f"{type(e).__name__}: {e}"}

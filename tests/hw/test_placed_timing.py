@@ -102,6 +102,20 @@ def test_worst_path_and_hot_net():
                               "endpoints": 3}]
 
 
+def test_user_names_from_the_yosys_netlist():
+    """nextpnr keeps one name of a net, here the made-up `ctrl.en_TRELLIS_FF_CE`; the
+    yosys netlist that was placed also calls it `ctrl.enable`, which the paths and the
+    hot nets then use (and never a name that synthesis made up in its place)."""
+    yosys = {"modules": {"top": {"attributes": {"top": 1}, "netnames": {
+        "ctrl.en_TRELLIS_FF_CE": {"hide_name": 0, "bits": [7]},
+        "ctrl.enable": {"hide_name": 0, "bits": [7]},
+        "ctrl.a_LUT4_Z": {"hide_name": 0, "bits": [5, 6]},
+        "$abc$9$ctrl.a": {"hide_name": 1, "bits": [5, 6]}}}}}
+    r = placed_paths(netlist(), netlist=yosys)
+    assert [(a["net"], a["hint"]) for a in r["paths"][0]["arcs"]] == [("ctrl.a[3]", False), ("ctrl.enable", False)]
+    assert [(h["net"], h["hint"], h["endpoints"]) for h in r["hot_nets"]] == [("ctrl.enable", False, 3)]
+
+
 def test_report_sections():
     """report.md has the worst path's routed arcs and the hot nets; the summary of a failed
     run names the hot nets."""
@@ -131,6 +145,8 @@ def test_bad_input(tmp_path):
         placed_paths(str(tmp_path / "top.json"))
     with pytest.raises(ValueError, match="no modules"):
         placed_paths({"creator": "yosys"})
+    with pytest.raises(ValueError, match="cannot read the yosys netlist"):
+        placed_paths(netlist(), netlist=str(tmp_path / "top.json"))
     d = netlist()
     d["modules"]["top"]["settings"]["arch.name"] = "ice40"
     with pytest.raises(ValueError, match="placed netlist of a 'ice40' device; expected ecp5"):
