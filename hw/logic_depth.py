@@ -24,7 +24,7 @@ import json
 import re
 from collections import defaultdict
 
-__all__ = ["deepest_paths", "CELL_ARCS"]
+__all__ = ["deepest_paths", "top_module", "CELL_ARCS"]
 
 # per family: cell type -> function (input port, output port) -> levels, or None (no arc)
 CELL_ARCS = {
@@ -60,6 +60,25 @@ def _hint(name):
     return "" if not head or "$" in head else _base(head)
 
 
+def top_module(netlist, what, top=None):
+    """The module `top` (or the one marked top, or the first) of a JSON netlist of yosys
+    or nextpnr (a dict, or the path of its file; `what` names it in the error when the
+    file cannot be read); None when it has no modules."""
+    if isinstance(netlist, str):
+        try:
+            with open(netlist) as f:
+                netlist = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            raise ValueError(f"cannot read the {what} {netlist!r}: {e}") from None
+    mods = netlist.get("modules") if isinstance(netlist, dict) else None
+    if not mods:
+        return None
+    if top is None:
+        tops = [k for k, v in mods.items() if v.get("attributes", {}).get("top")]
+        top = tops[0] if tops else next(iter(mods))
+    return mods[top]
+
+
 def deepest_paths(netlist, family, count=5, top=None):
     """The `count` deepest paths of the netlist (a yosys JSON netlist: a dict, or the
     path of its file) of the top module (`top`, or the one module with no parent).
@@ -68,14 +87,9 @@ def deepest_paths(netlist, family, count=5, top=None):
     name, "to": name, "via": [named nets along it]}``, the deepest first."""
     if family not in CELL_ARCS:
         raise ValueError(f"unknown device family {family!r}; expected one of {', '.join(CELL_ARCS)}")
-    if isinstance(netlist, str):
-        with open(netlist) as f:
-            netlist = json.load(f)
-    mods = netlist["modules"]
-    if top is None:
-        tops = [k for k, v in mods.items() if v.get("attributes", {}).get("top")]
-        top = tops[0] if tops else next(iter(mods))
-    mod = mods[top]
+    mod = top_module(netlist, "yosys netlist", top)
+    if mod is None:
+        raise ValueError("not a yosys JSON netlist: no modules")
     arcs_of = CELL_ARCS[family]
 
     # the best name of every net bit: a user name before a made-up one, then the shortest

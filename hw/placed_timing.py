@@ -40,12 +40,11 @@ JSON dominates -- under a second for `tiny`, about 4 s for the placed vector eng
 `base` (80 MB).
 """
 
-import json
 import math
 import re
 from collections import Counter, defaultdict
 
-from .logic_depth import _MADE_UP, _base, _hint
+from .logic_depth import _MADE_UP, _base, _hint, top_module
 
 __all__ = ["placed_paths", "wire_ns", "CELL_NS", "HOT_FANOUT", "HOT_WINDOW"]
 
@@ -144,17 +143,9 @@ def _end(cell, ip):
 
 
 def _load(placed):
-    if isinstance(placed, str):
-        try:
-            with open(placed) as f:
-                placed = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            raise ValueError(f"cannot read the placed netlist {placed!r}: {e}") from None
-    mods = placed.get("modules") if isinstance(placed, dict) else None
-    if not mods:
+    mod = top_module(placed, "placed netlist")
+    if mod is None:
         raise ValueError("not a nextpnr JSON netlist: no modules")
-    tops = [k for k, v in mods.items() if v.get("attributes", {}).get("top")]
-    mod = mods[tops[0] if tops else next(iter(mods))]
     arch = mod.get("settings", {}).get("arch.name")
     if arch not in (None, "ecp5"):
         raise ValueError(f"placed netlist of a {arch!r} device; expected ecp5")
@@ -165,17 +156,9 @@ def _user_names(netlist):
     """{name of a net bit: the user's name of that bit} from the yosys JSON netlist
     (a dict or the path of its file) that was placed: nextpnr keeps one name of each
     net, often one that synthesis made up, where yosys also has the user's."""
-    if isinstance(netlist, str):
-        try:
-            with open(netlist) as f:
-                netlist = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            raise ValueError(f"cannot read the yosys netlist {netlist!r}: {e}") from None
-    mods = netlist.get("modules") or {}
-    tops = [k for k, v in mods.items() if v.get("attributes", {}).get("top")]
-    if not mods:
+    mod = top_module(netlist, "yosys netlist")
+    if mod is None:
         return {}
-    mod = mods[tops[0] if tops else next(iter(mods))]
     user, names = {}, []                                # bit -> the user's (shortest) name
     for nn, net in mod.get("netnames", {}).items():
         made_up = bool(net.get("hide_name")) or bool(_MADE_UP.search(nn))
