@@ -24,7 +24,7 @@ import json
 import re
 from collections import defaultdict
 
-__all__ = ["deepest_paths", "top_module", "CELL_ARCS"]
+__all__ = ["deepest_paths", "top_module", "bit_names", "CELL_ARCS"]
 
 # per family: cell type -> function (input port, output port) -> levels, or None (no arc)
 CELL_ARCS = {
@@ -79,6 +79,21 @@ def top_module(netlist, what, top=None):
     return mods[top]
 
 
+def bit_names(mod):
+    """The best name of every net bit of a netlist module: ``{bit: (made_up, length,
+    name)}``, a user's name before one that synthesis made up, then the shortest
+    (``name`` with ``[k]`` for a bit of a bus)."""
+    names = {}
+    for name, net in mod.get("netnames", {}).items():
+        made_up = bool(net.get("hide_name")) or bool(_MADE_UP.search(name))
+        for k, b in enumerate(net["bits"]):
+            if isinstance(b, int):
+                key = (made_up, len(name), f"{name}[{k}]" if len(net["bits"]) > 1 else name)
+                if b not in names or key < names[b]:
+                    names[b] = key
+    return names
+
+
 def deepest_paths(netlist, family, count=5, top=None):
     """The `count` deepest paths of the netlist (a yosys JSON netlist: a dict, or the
     path of its file) of the top module (`top`, or the one module with no parent).
@@ -92,15 +107,7 @@ def deepest_paths(netlist, family, count=5, top=None):
         raise ValueError("not a yosys JSON netlist: no modules")
     arcs_of = CELL_ARCS[family]
 
-    # the best name of every net bit: a user name before a made-up one, then the shortest
-    names = {}
-    for name, net in mod["netnames"].items():
-        made_up = bool(net.get("hide_name")) or bool(_MADE_UP.search(name))
-        for k, b in enumerate(net["bits"]):
-            if isinstance(b, int):
-                key = (made_up, len(name), f"{name}[{k}]" if len(net["bits"]) > 1 else name)
-                if b not in names or key < names[b]:
-                    names[b] = key
+    names = bit_names(mod)
 
     succ = defaultdict(list)        # bit -> [(bit, levels, is LUT)]
     ends = {}                       # bit -> the name of the register (output) it feeds

@@ -44,7 +44,7 @@ import math
 import re
 from collections import Counter, defaultdict
 
-from .logic_depth import _MADE_UP, _base, _hint, top_module
+from .logic_depth import _base, _hint, bit_names, top_module
 
 __all__ = ["placed_paths", "wire_ns", "CELL_NS", "HOT_FANOUT", "HOT_WINDOW"]
 
@@ -159,16 +159,9 @@ def _user_names(netlist):
     mod = top_module(netlist, "yosys netlist")
     if mod is None:
         return {}
-    user, names = {}, []                                # bit -> the user's (shortest) name
-    for nn, net in mod.get("netnames", {}).items():
-        made_up = bool(net.get("hide_name")) or bool(_MADE_UP.search(nn))
-        for k, b in enumerate(net["bits"]):
-            if isinstance(b, int):
-                full = f"{nn}[{k}]" if len(net["bits"]) > 1 else nn
-                names.append((full, b))
-                if not made_up and (b not in user or len(full) < len(user[b])):
-                    user[b] = full
-    return {full: user[b] for full, b in names if b in user}
+    user = {b: nm for b, (made_up, _, nm) in bit_names(mod).items() if not made_up}
+    return {f"{nn}[{k}]" if len(net["bits"]) > 1 else nn: user[b]
+            for nn, net in mod.get("netnames", {}).items() for k, b in enumerate(net["bits"]) if b in user}
 
 
 def placed_paths(placed, count=5, *, netlist=None, hot_fanout=HOT_FANOUT, hot_window=HOT_WINDOW):
