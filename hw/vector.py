@@ -43,8 +43,10 @@ Microarchitecture
   registers inside that ALU every step of a narrow kind takes
   ``config.narrow_step_cycles`` (1 + the ranks of its cuts: 9 for `base`'s K = 13).
 * **Writer** (`hw.vector_stream.StreamWriter`) on ``wr``: row writes with byte
-  enables at any destination alignment; an odd int4 destination keeps its last
-  byte's high nibble (read once, before the stream starts, on ``rd_b``).
+  enables at any destination alignment, queued in two request registers (the port's
+  ``ready`` enables only the queue's read pointer: the pipeline's stall chain starts
+  at registers); an odd int4 destination keeps its last byte's high nibble (read
+  once, before the stream starts, on ``rd_b``).
 * **Reductions** (ASUM, REDUCE_*): `hw.vector_reduce.Reducer`, fed element by
   element by reader 0, writes through the same writer.
 
@@ -485,6 +487,8 @@ class VectorEngine(wiring.Component):
         b_hold_own = Signal()
         b_prio = Signal()
         b_pend_own = Signal()
+        # st == RUN and st == RED as registers of their own, set and cleared with the state's
+        # transitions: no decoding of `st` on the paths of the beat issue (fan-out ~450)
         run = Signal()
         red_run = Signal()
         want1, want2 = readers[1].req_valid, readers[2].req_valid
@@ -579,9 +583,9 @@ class VectorEngine(wiring.Component):
                 with m.If((bd == 0) & count_d[0]):
                     m.d.sync += st.eq(TAIL_REQ)
                 with m.Elif(props.reduction):
-                    m.d.sync += st.eq(RED)
+                    m.d.sync += [st.eq(RED), red_run.eq(1)]
                 with m.Else():
-                    m.d.sync += st.eq(RUN)
+                    m.d.sync += [st.eq(RUN), run.eq(1)]
 
             with m.Case(TAIL_REQ):
                 m.d.comb += [self.rd_b.req.valid.eq(1), self.rd_b.req.payload.eq(tail_row)]
@@ -590,17 +594,16 @@ class VectorEngine(wiring.Component):
 
             with m.Case(TAIL_RSP):
                 m.d.sync += tail_nib.eq(self.rd_b.rsp.payload.word_select(tail_off, 8)[4:])
-                m.d.sync += st.eq(Mux(props.reduction, RED, RUN))
+                m.d.sync += [st.eq(Mux(props.reduction, RED, RUN)), red_run.eq(props.reduction),
+                             run.eq(~props.reduction)]
 
             with m.Case(RUN):
-                m.d.comb += run.eq(1)
                 with m.If(wrt.done):
-                    m.d.sync += st.eq(DONE)
+                    m.d.sync += [st.eq(DONE), run.eq(0)]
 
             with m.Case(RED):
-                m.d.comb += red_run.eq(1)
                 with m.If(wrt.done & red.idle):
-                    m.d.sync += st.eq(DONE)
+                    m.d.sync += [st.eq(DONE), red_run.eq(0)]
 
             with m.Case(DONE):
                 m.d.comb += self.done.valid.eq(1)

@@ -27,7 +27,9 @@ divided by K (toward zero) on a restoring divider, bits + 1 cycles; VAR
 restoring division of 2 * bits + 2 steps. The divider keeps the divisor in place
 and moves the dividend through a partial remainder as wide as K**2 (K < 2**NB
 once the operand ranges have passed), so its compare-subtract is 2 NB bits wide,
-not as wide as the numerator. Then saturation to the destination unit (wrapping
+not as wide as the numerator; the dividend's low bits are loaded at the top of the
+quotient register and the steps are counted down, so no step decodes the unit.
+Then saturation to the destination unit (wrapping
 for ASUM without ``sat``; compares on 65 bits, a wider result saturates by its
 sign) and one element to the writer.
 
@@ -203,8 +205,12 @@ class Reducer(wiring.Component):
         use = Signal()                                    # ACC uses x in this cycle
         xs = x.as_signed()
         xneg = x[64]
-        # |x|, x != 0 and |x| > 1 (x none of 0, 1, -1) registered with x, from the window's element
-        xabs, xnz, xbig = Signal(65), Signal(), Signal()
+        # x != 0 and |x| > 1 (x none of 0, 1, -1) registered with x, from the window's element;
+        # |x| from the register x: the 65-bit negation is not in series with the window's
+        # realignment and the extraction (it feeds only the multiplier's operand registers)
+        xnz, xbig = Signal(), Signal()
+        xabs = Signal(65)
+        m.d.comb += xabs.eq(Mux(xneg, -xs, xs))
         el_nib = Signal(6)
         m.d.comb += el_nib.eq(Const(1, 6) << el)
         cap = Signal(66)                                  # PROD magnitudes saturate here: 2**bits
@@ -246,11 +252,12 @@ class Reducer(wiring.Component):
         with m.If(self.start):
             m.d.sync += xv.eq(0)
         with m.Elif(take):
-            xws = xw.as_signed()
-            m.d.sync += [x.eq(xw), xv.eq(1), xabs.eq(Mux(xw[64], -xws, xws)), xnz.eq(xw != 0),
+            m.d.sync += [x.eq(xw), xv.eq(1), xnz.eq(xw != 0),
                          xbig.eq((xw != 0) & (xw != 1) & (xw != (1 << 65) - 1))]
         with m.Elif(use):
             m.d.sync += xv.eq(0)
+        # the destination's bounds, registers: `dbsel` and `dsigned` hold still from before
+        # `start`, and the first result comes cycles later (no unit decoding on the result path)
         dsat_lo = Signal(65)
         dsat_hi = Signal(65)
         with m.Switch(Cat(self.dbsel, self.dsigned)):
@@ -259,7 +266,7 @@ class Reducer(wiring.Component):
                     b = 4 << bs
                     lo, hi = (-(1 << (b - 1)), (1 << (b - 1)) - 1) if sg else (0, (1 << b) - 1)
                     with m.Case(bs | (sg << 3)):
-                        m.d.comb += [dsat_lo.eq(lo & ((1 << 65) - 1)), dsat_hi.eq(hi)]
+                        m.d.sync += [dsat_lo.eq(lo & ((1 << 65) - 1)), dsat_hi.eq(hi)]
 
         with m.FSM(name="red"):
             with m.State("IDLE"):
@@ -332,8 +339,9 @@ class Reducer(wiring.Component):
                         m.next = "SAT"
                     with m.Case(MEAN):
                         # |sum| / K: quotient below 2**(bits + 1)
-                        m.d.sync += [dv_r.eq(_by_width(self.bsel, lambda b: sum_abs >> (b + 1))), dv_q.eq(sum_abs),
-                                     dv_d.eq(K), dv_n.eq(0), vneg.eq(sum_neg)]
+                        m.d.sync += [dv_r.eq(_by_width(self.bsel, lambda b: sum_abs >> (b + 1))),
+                                     dv_q.eq(_by_width(self.bsel, lambda b: (sum_abs << (QB - b - 1))[:QB])),
+                                     dv_d.eq(K), dv_n.eq(_by_width(self.bsel, lambda b: b + 1)), vneg.eq(sum_neg)]
                         m.next = "DIV"
                     with m.Case(VAR):
                         mul(acc_sq, K)
@@ -354,24 +362,23 @@ class Reducer(wiring.Component):
 
             with m.State("VAR3"):                             # num // K^2, below 2**(2 bits + 2)
                 with m.If(sa_done):
-                    m.d.sync += [dv_r.eq(_by_width(self.bsel, lambda b: num >> (2 * b + 2))), dv_q.eq(num),
-                                 dv_d.eq(sa_p), dv_n.eq(0), vneg.eq(0)]
+                    m.d.sync += [dv_r.eq(_by_width(self.bsel, lambda b: num >> (2 * b + 2))),
+                                 dv_q.eq(_by_width(self.bsel, lambda b: (num << (QB - 2 * b - 2))[:QB])),
+                                 dv_d.eq(sa_p), dv_n.eq(_by_width(self.bsel, lambda b: 2 * b + 2)), vneg.eq(0)]
                     m.next = "DIV"
 
             with m.State("DIV"):
-                # nq = bits + 1 (MEAN) or 2 bits + 2 (VAR) steps; the dividend's next bit is dv_q[nq - 1]
-                def by_nq(fn):
-                    return Mux(var == VAR, _by_width(self.bsel, lambda b: fn(2 * b + 2)),
-                               _by_width(self.bsel, lambda b: fn(b + 1)))
-                with m.If(dv_n == by_nq(lambda nq: nq)):
-                    q = dv_q & by_nq(lambda nq: Const((1 << nq) - 1, QB))
+                # nq = bits + 1 (MEAN) or 2 bits + 2 (VAR) steps, counted down in dv_n; the
+                # dividend's nq low bits were loaded at the top of dv_q (no unit decoding here),
+                # so its next bit is dv_q's top and the quotient fills it from the bottom
+                with m.If(dv_n == 0):
                     # only MEAN negates, and its quotient is below 2**65: a 66-bit negation
-                    m.d.sync += v.eq(Mux(vneg, -q[:66], q))
+                    m.d.sync += v.eq(Mux(vneg, -dv_q[:66], dv_q))
                     m.next = "SAT"
                 with m.Else():
-                    t = Cat(by_nq(lambda nq: dv_q[nq - 1]), dv_r)     # below 2 * dv_d
+                    t = Cat(dv_q[QB - 1], dv_r)                    # below 2 * dv_d
                     ge = t >= dv_d
-                    m.d.sync += [dv_r.eq(Mux(ge, t - dv_d, t)), dv_q.eq(Cat(ge, dv_q)), dv_n.eq(dv_n + 1)]
+                    m.d.sync += [dv_r.eq(Mux(ge, t - dv_d, t)), dv_q.eq(Cat(ge, dv_q)), dv_n.eq(dv_n - 1)]
 
             with m.State("SAT"):
                 # exact against 65-bit bounds: beyond 65 bits only the sign matters
@@ -397,7 +404,9 @@ class Reducer(wiring.Component):
                     with m.Else():
                         m.next = "ACC"
 
-        # one element's nibbles, and as a mask (a register: `dbsel` holds still while it runs)
-        m.d.comb += [self.out_data.eq(o_data), self.out_cnt.eq(Const(1, 5) << self.dbsel)]
-        m.d.sync += self.out_mask.eq(Cat(*(self.out_cnt > i for i in range(len(self.out_mask)))))
+        # one element's nibbles, and as a mask: registers (`dbsel` holds still from before
+        # `start`), no decoding of the unit on the writer's paths
+        m.d.comb += self.out_data.eq(o_data)
+        m.d.sync += [self.out_cnt.eq(Const(1, 5) << self.dbsel),
+                     self.out_mask.eq(Cat(*((Const(1, 5) << self.dbsel) > i for i in range(len(self.out_mask)))))]
         return m

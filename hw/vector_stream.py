@@ -29,10 +29,14 @@ an earlier run is pending when a run ends).
 byte). It accepts beats of up to ``2R`` nibbles, assembles them in a one-row
 accumulator at their memory alignment and writes a row (with byte enables for
 exactly the bytes it holds) as soon as the stream has passed its end (the beat's
-nibbles beyond it start the accumulator's next row), or at the end of the stream;
-the row write request is registered (it holds until the memory takes it). It
-accepts a beat only when its request register is free or being freed, so one beat
-per cycle is sustained while the memory takes one write per cycle. An odd int4
+nibbles beyond it start the accumulator's next row), or at the end of the stream.
+Row write requests wait in a queue of two registers (a ring: the head is offered
+and holds until the memory takes it). The writer accepts a beat when the queue is
+not full and the stream has not ended -- both registers: the memory's ``wr_ready``
+enables only the queue's read pointer, none of the writer's or its producer's
+registers (session 20, docs/boards.md). One beat per cycle is sustained while the
+memory takes one write per cycle (the queue then holds at most one request); when
+the memory stalls, the queue takes one more row before the writer stops. An odd int4
 destination ends in the low nibble of a byte: the caller provides that byte's old
 high nibble (`tail_*`), which is written back unchanged with the last row.
 """
@@ -211,27 +215,37 @@ class StreamWriter(wiring.Component):
         nb = self.nib_bits
         pos = Signal(nb + 1)                        # absolute nibble address of the next nibble
         left = Signal(nb + 1, name="w_left")        # nibbles still to come (the end less pos)
+        at_end = Signal(name="w_at_end")            # left == 0, as a register
         arow = Signal(nb)                           # row of the accumulator
         acc = Signal(8 * R)                         # one row of data
         accm = Signal(RN)                           # its nibble valid mask
         tail_row = Signal(nb)
         tail_en, tail_nib = self.tail_en, self.tail_nib
         tail_off = Signal(lrn)
-        wv = Signal()
-        wrow = Signal(self.ra_bits)
-        wdata = Signal(8 * R)
-        wbe = Signal(R)
-        m.d.comb += [self.wr_valid.eq(wv), self.wr_row.eq(wrow), self.wr_data.eq(wdata),
-                     self.wr_be.eq(wbe)]
+        # the request queue: two entries, a ring (`wp` the next entry written, `rp` the head)
+        q_row = [Signal(self.ra_bits, name=f"q{i}_row") for i in range(2)]
+        q_data = [Signal(8 * R, name=f"q{i}_data") for i in range(2)]
+        q_be = [Signal(R, name=f"q{i}_be") for i in range(2)]
+        wp, rp = Signal(name="q_wp"), Signal(name="q_rp")
+        q_n = Signal(range(3), name="q_n")          # requests queued
+        q_any = Signal(name="q_any")                # q_n != 0
+        q_full = Signal(name="q_full")              # q_n == 2
+        m.d.comb += [self.wr_valid.eq(q_any), self.wr_row.eq(Mux(rp, q_row[1], q_row[0])),
+                     self.wr_data.eq(Mux(rp, q_data[1], q_data[0])), self.wr_be.eq(Mux(rp, q_be[1], q_be[0]))]
 
-        can = ~wv | self.wr_ready
-        at_end = left == 0
+        can = ~q_full
+        pop = q_any & self.wr_ready
+        push = Signal()                             # a row request is emitted in this cycle
         m.d.comb += [
             self.in_ready.eq(can & ~at_end),
-            self.done.eq(at_end & (accm == 0) & ~wv),
+            self.done.eq(at_end & (accm == 0) & ~q_any),
         ]
-        with m.If(wv & self.wr_ready):
-            m.d.sync += wv.eq(0)
+        q_next = q_n + push - pop
+        m.d.sync += [q_n.eq(q_next), q_any.eq(q_next != 0), q_full.eq(q_next == 2)]
+        with m.If(pop):
+            m.d.sync += rp.eq(~rp)
+        with m.If(push):
+            m.d.sync += wp.eq(~wp)
 
         off = pos[:lrn]
         cnt_mask = self.in_mask                     # (the producers register it: no decoding here)
@@ -258,18 +272,21 @@ class StreamWriter(wiring.Component):
             tail_mask = Signal(RN, name="tail_mask")
             m.d.comb += tail_mask.eq(Mux(tail, Const(1, RN) << tail_off, 0))
             tail_data = Cat(*(tail_mask[i].replicate(4) & tail_nib for i in range(RN)))
-            m.d.sync += [wv.eq(1), wrow.eq(row), wdata.eq(data | tail_data), wbe.eq(be)]
+            m.d.comb += push.eq(1)
+            for i in range(2):
+                with m.If(wp == i):
+                    m.d.sync += [q_row[i].eq(row), q_data[i].eq(data | tail_data), q_be[i].eq(be)]
 
         with m.If(self.start):
             m.d.sync += [
-                pos.eq(self.start_nib), left.eq(self.start_len),
+                pos.eq(self.start_nib), left.eq(self.start_len), at_end.eq(self.start_len == 0),
                 arow.eq(self.start_nib >> lrn), acc.eq(0), accm.eq(0),
                 tail_row.eq((self.start_nib + self.start_len) >> lrn),
                 tail_off.eq((self.start_nib + self.start_len)[:lrn]),
             ]
         with m.Elif(self.in_valid & self.in_ready):
             npos = pos + self.in_cnt
-            m.d.sync += [pos.eq(npos), left.eq(left - self.in_cnt)]
+            m.d.sync += [pos.eq(npos), left.eq(left - self.in_cnt), at_end.eq(left == self.in_cnt)]
             # the beat completes the accumulator's row or ends the stream (a compare of the
             # registered count, not of an added position)
             with m.If((off + self.in_cnt >= RN) | (left == self.in_cnt)):

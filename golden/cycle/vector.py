@@ -39,10 +39,11 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   ``config.narrow_step_cycles``) and finishes into the ALU's tail
   register T when T is free or advancing; T -> S1 when S1 is free or advancing;
   S1 -> S2 when S2 is free or advancing; S2 -> P (pack) when P is free or
-  advancing; P -> writer when the writer's request register is free or being freed.
-* **writer**: assembles rows, emits a row request when the stream passes the row's
-  end or ends, and a final partial row one cycle later if needed; done when
-  everything has been taken, then ``done`` in the next cycle.
+  advancing; P -> writer when the writer's request queue (two entries) is not full.
+* **writer**: assembles rows, emits a row request into its queue when the stream
+  passes the row's end or ends, and a final partial row one cycle later if needed;
+  the queue's head is the write port's request; done when everything has been
+  taken, then ``done`` in the next cycle.
 """
 
 from dataclasses import dataclass, fields
@@ -213,32 +214,37 @@ class _Writer:
     def __init__(self, rn):
         self.rn = rn
         self.pos = self.end = self.arow = self.accm = 0
-        self.wv, self.wrow, self.wbe = False, 0, 0
+        self.q = []                 # the request queue, head first: (row, byte enables)
 
     def start(self, nib, length):
         self.pos, self.end = nib, nib + length
         self.arow = nib // self.rn
         self.accm = 0
 
-    def can(self, wr_ready):
-        return not self.wv or wr_ready
+    @property
+    def can(self):
+        return len(self.q) < 2
 
-    def in_ready(self, wr_ready):
-        return self.can(wr_ready) and self.pos != self.end
+    @property
+    def in_ready(self):
+        return self.can and self.pos != self.end
+
+    @property
+    def wv(self):
+        return bool(self.q)
 
     @property
     def done(self):
-        return self.pos == self.end and self.accm == 0 and not self.wv
+        return self.pos == self.end and self.accm == 0 and not self.q
 
     def _emit(self, mask, row):
-        self.wv, self.wrow = True, row
-        self.wbe = sum(1 << i for i in range(self.rn // 2) if (mask >> (2 * i)) & 3)
+        self.q.append((row, sum(1 << i for i in range(self.rn // 2) if (mask >> (2 * i)) & 3)))
 
     def edge(self, in_valid, cnt, wr_ready):
-        can, at_end = self.can(wr_ready), self.pos == self.end
+        can, at_end = self.can, self.pos == self.end
         ready = can and not at_end
-        if self.wv and wr_ready:
-            self.wv = False
+        if self.q and wr_ready:
+            self.q.pop(0)
         rn = self.rn
         if in_valid and ready:
             off = self.pos % rn
@@ -328,7 +334,7 @@ class VectorModel:
             cmd_ready=int(st == IDLE), done_valid=int(st == DONE), done_fault=self.fault if st == DONE else 0,
             rd_a_valid=int(a_valid), rd_a_row=r0.irow if a_valid else 0,
             rd_b_valid=int(b_valid), rd_b_row=b_row,
-            wr_valid=int(w.wv), wr_row=w.wrow if w.wv else 0, wr_be=w.wbe if w.wv else 0,
+            wr_valid=int(w.wv), wr_row=w.q[0][0] if w.wv else 0, wr_be=w.q[0][1] if w.wv else 0,
             state=st, va=int(self.va), v0=int(self.v0), vt=int(self.vt), v1=int(self.v1), v2=int(self.v2), vp=int(self.vp), it=self.it)
 
     def _own2(self):
@@ -358,7 +364,7 @@ class VectorModel:
         rsp2 = rsp_b and run and self.b_pend_own
 
         # pipeline
-        out_ready = w.in_ready(ready_w) and run
+        out_ready = w.in_ready and run
         takep = self.vp and out_ready
         adv2 = self.v2 and (not self.vp or takep)
         adv1 = self.v1 and (not self.v2 or adv2)
