@@ -505,6 +505,13 @@ class VectorEngine(wiring.Component):
         start_rd = Signal()
         m.d.comb += self.cmd.ready.eq(st == IDLE)
 
+        # the destination's element count, and whether it is an odd number of int4 elements (the
+        # TAIL_REQ read) as a register: loaded every cycle, read in PREP, which always follows a
+        # RANGE cycle in which the units (registers since UNIT) and the counts hold still
+        count_d = Mux(props.reduction, Mux(tensor, red_m, 1), length)
+        tail_odd = Signal()
+        m.d.sync += tail_odd.eq((bd == 0) & count_d[0])
+
         with m.Switch(st):
             with m.Case(IDLE):
                 with m.If(self.cmd.valid):
@@ -559,12 +566,11 @@ class VectorEngine(wiring.Component):
             with m.Case(PREP):
                 # start the readers, the writer and the pipeline
                 m.d.comb += start_rd.eq(1)
-                count_d = Mux(props.reduction, Mux(tensor, red_m, 1), length)
                 m.d.sync += [
                     eleft.eq(length), full.eq(length >= beat_e), more.eq(length != 0),
                     dleft.eq(nibbles(count_d, bd)),
                     dst_nib.eq(addr[D] << 1), dst_len.eq(nibbles(count_d, bd)),
-                    tail_en.eq((bd == 0) & count_d[0]),
+                    tail_en.eq(tail_odd),
                     tail_row.eq((addr[D] + (count_d >> 1)) >> lr),
                     tail_off.eq((addr[D] + (count_d >> 1))[:lr]),
                 ]
@@ -580,7 +586,7 @@ class VectorEngine(wiring.Component):
                     bcfg.ws.eq(Mux(props.pattern, bsel[S0], lsel)),
                     bcfg.imm0.eq(imm0), bcfg.imm1.eq(imm1), bcfg.isg.eq(signed[S0]),
                 ]
-                with m.If((bd == 0) & count_d[0]):
+                with m.If(tail_odd):
                     m.d.sync += st.eq(TAIL_REQ)
                 with m.Elif(props.reduction):
                     m.d.sync += [st.eq(RED), red_run.eq(1)]

@@ -161,7 +161,10 @@ class BeatPipe(wiring.Component):
         # occ - 1 as a register: `cfg` holds still from before the first beat reaches S0
         occ_m1 = Signal.like(cfg.occ, name="occ_m1")
         m.d.sync += occ_m1.eq(cfg.occ - 1)
-        last_it = it == occ_m1
+        # it == occ_m1 as a register, set from the next value of `it`: no 14-bit compare in
+        # series with the stall chain (fin -> load0 -> in_free fans out to ~2,000 enables).
+        # It lags occ_m1 by a cycle, which changes only in PREP, cycles before a beat is in S0.
+        last_it = Signal(name="last_it")
         fin = v0 & last_it & (~vt | advt)
         step = v0 & ~last_it
         s0_free = ~v0 | fin
@@ -185,11 +188,12 @@ class BeatPipe(wiring.Component):
             m.d.sync += v0.eq(0)
         with m.If(s0_c_due):
             m.d.sync += [regs[4].eq(src12[0]), regs[5].eq(src12[1])]
+        m.d.sync += last_it.eq(it == occ_m1)
         with m.If(fin):
-            m.d.sync += [it.eq(0), vt.eq(1), dt.eq(d0)]
+            m.d.sync += [it.eq(0), vt.eq(1), dt.eq(d0), last_it.eq(occ_m1 == 0)]
         with m.Else():
             with m.If(step):
-                m.d.sync += it.eq(it + 1)
+                m.d.sync += [it.eq(it + 1), last_it.eq(it + 1 == occ_m1)]
             with m.If(advt):
                 m.d.sync += vt.eq(0)
         with m.If(advt):

@@ -211,8 +211,8 @@ class Reducer(wiring.Component):
         xnz, xbig = Signal(), Signal()
         xabs = Signal(65)
         m.d.comb += xabs.eq(Mux(xneg, -xs, xs))
-        el_nib = Signal(6)
-        m.d.comb += el_nib.eq(Const(1, 6) << el)
+        el_nib = Signal(6)                                # a register (bsel holds still from before
+        m.d.sync += el_nib.eq(Const(1, 6) << el)          # start): no decoding before the reader's `has`
         cap = Signal(66)                                  # PROD magnitudes saturate here: 2**bits
         m.d.comb += cap.eq(_by_width(self.bsel, lambda b: Const(1 << b, 66)))
 
