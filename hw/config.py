@@ -33,6 +33,10 @@ class CoreConfig:
                                    # about 3,000 LUT4 sites on ECP5 and keeps the ResNet-20 stem at
                                    # >= 75 %, see docs/matrix-unit.md)
     fetch_depth: int = None        # fetcher buffer entries (None: default_depth(row_bytes))
+    synth_luts: str = "abc9"       # the synthesis flow's default LUT mapper (hw/synth.py): "abc9", or
+                                   # "abc" (abc -lut 4: fewer LUTs; `base` fits the ECP5-85F only so)
+    synth_router: str = "router1"  # the flow's default nextpnr router ("router2" for `base`: router1
+                                   # does not finish its vector engine, docs/boards.md)
     doc: str = ""
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -47,6 +51,10 @@ class CoreConfig:
                 raise ValueError(f"domain port DID {d:#x} is not a STANDARD non-Unity or CUSTOM DID")
         if self.fetch_depth is not None and (not isinstance(self.fetch_depth, int) or self.fetch_depth < 1):
             raise ValueError(f"fetch_depth must be a positive number of buffer entries, not {self.fetch_depth!r}")
+        if self.synth_luts not in ("abc9", "abc"):
+            raise ValueError(f"synth_luts must be 'abc9' or 'abc', not {self.synth_luts!r}")
+        if self.synth_router not in ("router1", "router2"):
+            raise ValueError(f"synth_router must be 'router1' or 'router2', not {self.synth_router!r}")
         if self.datamove not in ("stream", "micro"):
             raise ValueError(f"datamove must be 'stream' or 'micro', not {self.datamove!r}")
         if self.datamove == "micro" and self.lanes != 1:
@@ -105,7 +113,7 @@ CONFIGS = {
                            "1-entry fetch buffer"),
     "base": CoreConfig("base", mem_bytes=128 << 10, row_bytes=32, domains=(0x80,), datamove_lanes=16,
                        vector_bytes=32, vector_narrow_bits=64, vector_narrow_stages=13, vector_min_lane=8,
-                       array_n=8,
+                       array_n=8, synth_luts="abc", synth_router="router2",
                        doc="ECP5-85F: 128 KiB in 256-bit rows, DATA_MOVE 16 bytes per cycle, W = 32 "
                            "vector datapath (POW, MEDIAN, CLIP, MUL, shifts, DIV/MOD on a 64-bit path of "
                            "13 stages, 64 bits per 9 cycles; int4 in 8-bit lanes), 8 x 8 array"),

