@@ -65,6 +65,7 @@ from .matrix_drain import MatrixDrain
 from .matrix_gather import VectorGather
 from .matrix_setup import MatrixSetup, OperandFields
 from .matrix_writer import VectorWriter
+from .reg_queue import RegQueue
 from .requant import ACC_BITS, PARAM_BITS, sat_bounds
 from .systolic import OP_BITS, SystolicArray
 
@@ -173,14 +174,22 @@ class MatrixEngine(wiring.Component):
         # --- walkers -------------------------------------------------------------------------
         m.d.comb += [agu.geo.eq(g), wl.geo.eq(g), wl.pad_pc.eq(f.padding_mode == 1),
                      wl.pad_addr.eq(f.padding_addr[:AW])]
-        wiring.connect(m, agu.req, ga.req)
+        # The requests reach the gathers through two-entry register queues: a gather's
+        # ready (its row-cache hits and the read port's ready) moves only the queue, not the
+        # activation walk's counters and bank handshakes, the weight loader or the drain's
+        # parameter sequencing, and the gathers compute their lane addresses from a register.
+        m.submodules.aq = aq = RegQueue(ga.req.payload.shape(), depth=2)
+        m.submodules.bq = bq = RegQueue(gb.req.payload.shape(), depth=2)
+        m.d.comb += [aq.w_valid.eq(agu.req.valid), aq.w_data.eq(agu.req.payload), agu.req.ready.eq(aq.w_ready),
+                     ga.req.valid.eq(aq.r_valid), ga.req.payload.eq(aq.r_data), aq.r_ready.eq(ga.req.ready),
+                     gb.req.valid.eq(bq.r_valid), gb.req.payload.eq(bq.r_data), bq.r_ready.eq(gb.req.ready)]
 
         # gather B serves the weight loader first, then the drain's parameter requests
         with m.If(wl.req.valid):
-            m.d.comb += [gb.req.valid.eq(1), gb.req.payload.eq(wl.req.payload), wl.req.ready.eq(gb.req.ready)]
+            m.d.comb += [bq.w_valid.eq(1), bq.w_data.eq(wl.req.payload), wl.req.ready.eq(bq.w_ready)]
         with m.Else():
-            m.d.comb += [gb.req.valid.eq(dr.preq.valid), gb.req.payload.eq(dr.preq.payload),
-                         dr.preq.ready.eq(gb.req.ready)]
+            m.d.comb += [bq.w_valid.eq(dr.preq.valid), bq.w_data.eq(dr.preq.payload),
+                         dr.preq.ready.eq(bq.w_ready)]
 
         # --- weight banks: FREE -> LOADING (loader) -> READY (last vector in) -> FREE (pass issued).
         # A bank is a tag: its tile goes into the array's shadow weights, and the pass's first
@@ -304,7 +313,8 @@ class MatrixEngine(wiring.Component):
         m.d.comb += self.done.payload.fault.eq(fault)
         start = Signal()
         m.d.comb += [agu.start.eq(start), wl.start.eq(start), dr.start.eq(start),
-                     ga.flush.eq(start), gb.flush.eq(start), arr.w_flush.eq(start)]
+                     ga.flush.eq(start), gb.flush.eq(start), arr.w_flush.eq(start),
+                     aq.flush.eq(start), bq.flush.eq(start)]
         finished = (agu.done & wl.done & (dr.drained == agu.blocks) & ~dr.busy & ~wrt.busy
                     & (astate[0] == AFREE) & (astate[1] == AFREE))
         with m.FSM(name="ctl"):
