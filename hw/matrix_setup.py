@@ -304,7 +304,9 @@ class MatrixSetup(wiring.Component):
         # padding value for the layer (per-channel values would not follow the lanes).
         n_arr = self.config.array_n
         prow = Signal(10)
-        m.d.comb += prow.eq(C[:5] * KW)
+        # a register: the product is not in series with the compares of `packed` (the
+        # fields are held from DECODE on; `out` is read cycles later)
+        m.d.sync += prow.eq(C[:5] * KW)
         m.d.comb += [
             o.packed.eq(~nchw & (f.padding_mode == 0) & (C < n_arr) & (prow >= n_arr)
                         & (f.fm_surface_stride == (C << fm_u[4]))),
