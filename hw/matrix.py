@@ -23,12 +23,13 @@ engine.
 Structure (one unit per file):
 
 * `MatrixSetup` (hw/matrix_setup.py): the checks in the golden order and the
-  constants of the walk (about 90 cycles);
+  constants of the walk (about 105 cycles);
 * `ActivationAGU`, `WeightLoader` (hw/matrix_agu.py): im2col on the fly, the
   loop nest block of positions / kernel group / tile (ky, kx, c0) / position, or
   with tap packing (C < N, NHWC) tiles of N consecutive (ky, kx, c) indices;
 * two `VectorGather` (hw/matrix_gather.py): memory rows to lane vectors, with a
-  per-lane row cache (A) and coalescing;
+  per-lane row cache (A) and coalescing; each takes its requests through a
+  two-entry register queue (hw/reg_queue.py), so its ready reaches no walker;
 * `SystolicArray` (hw/systolic.py): PEs ``pe_<r>_<c>``, two weight banks, so the
   next tile loads while the current one computes;
 * the accumulator memory (here): two banks of ``pb`` positions x N exact
@@ -43,7 +44,7 @@ from the active ones; the bank tag travels with every vector and swaps the tile
 in PE by PE, so there is no bubble between tiles) and the accumulator banks
 (block b + 1 accumulates while block b drains).
 
-Latency: one cycle to register the command's fields, setup (about 90 cycles), then the first tile load (about N + 4 cycles),
+Latency: one cycle to register the command's fields, setup (about 105 cycles), then the first tile load (about N + 5 cycles),
 then the passes; the last block drains after the array (2N cycles) and the
 accumulator stage. Throughput: N * N MACs per cycle while every activation vector
 needs at most one memory row (NHWC with channels in one row; see

@@ -26,7 +26,9 @@ Microarchitecture
 * **Coalescing.** Each cycle the issue stage picks the row of the lowest lane that
   still needs one and reads it once for every lane that needs that same row: the
   lanes of an NHWC vector (consecutive channels) share one read. A beat whose
-  lanes need k distinct rows takes k cycles.
+  lanes need k distinct rows takes k cycles. Which lanes share a row comes from
+  pairwise comparisons of the lanes' rows (in parallel with the hits), so ``req.ready``
+  is a few LUT levels after the hits.
 * **Stages.** Issue (registered lane addresses, the read request); response (the
   row goes into the caches of the lanes that asked for it, one cycle after the
   request, as bus.py guarantees); extract (per lane the byte out of the cached row

@@ -25,7 +25,7 @@ Datapath: one radix-4 shift-add multiplier (``a * b`` for a ``b`` of up to 26 bi
 two bits per cycle) and one restoring divider (one quotient bit per cycle) shared
 by every step of an FSM generated from the step list below; LUT logic only.
 
-Latency: about 90 cycles for a passing instruction (faults found in step 1 or 2
+Latency: about 105 cycles for a passing instruction (faults found in step 1 or 2
 answer after 2 cycles).
 """
 
