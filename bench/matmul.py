@@ -107,7 +107,7 @@ def run(config=None):
         "between tiles (host or DMA) is not counted.",
         f"Target: >= {100 * TARGET:.0f} % for GEMM >= 128: " + ("met." if not short else f"missed for {short}."),
         f"What limits it: a fixed cost per instruction ({rows[0]['overhead_cycles_per_instruction']} cycles on "
-        f"{config.name}: about 115 of operand checks, the first weight tile and the array's fill, the core's "
+        f"{config.name}: about 106 of operand checks, the first weight tile and the array's fill, the core's "
         "fetch/decode/retire, and the part of the last block's drain that no compute overlaps).",
     ]
     return {"title": f"GEMM MAC utilisation (Matrix_Mul s8 x s8 -> s32, {config.name}, core on Verilator)",

@@ -23,12 +23,13 @@ engine.
 Structure (one unit per file):
 
 * `MatrixSetup` (hw/matrix_setup.py): the checks in the golden order and the
-  constants of the walk (about 90 cycles);
+  constants of the walk (about 105 cycles);
 * `ActivationAGU`, `WeightLoader` (hw/matrix_agu.py): im2col on the fly, the
   loop nest block of positions / kernel group / tile (ky, kx, c0) / position, or
   with tap packing (C < N, NHWC) tiles of N consecutive (ky, kx, c) indices;
 * two `VectorGather` (hw/matrix_gather.py): memory rows to lane vectors, with a
-  per-lane row cache (A) and coalescing;
+  per-lane row cache (A) and coalescing; each takes its requests through a
+  two-entry register queue (hw/reg_queue.py), so its ready reaches no walker;
 * `SystolicArray` (hw/systolic.py): PEs ``pe_<r>_<c>``, two weight banks, so the
   next tile loads while the current one computes;
 * the accumulator memory (here): two banks of ``pb`` positions x N exact
@@ -43,7 +44,7 @@ from the active ones; the bank tag travels with every vector and swaps the tile
 in PE by PE, so there is no bubble between tiles) and the accumulator banks
 (block b + 1 accumulates while block b drains).
 
-Latency: one cycle to register the command's fields, setup (about 90 cycles), then the first tile load (about N + 4 cycles),
+Latency: one cycle to register the command's fields, setup (about 105 cycles), then the first tile load (about N + 5 cycles),
 then the passes; the last block drains after the array (2N cycles) and the
 accumulator stage. Throughput: N * N MACs per cycle while every activation vector
 needs at most one memory row (NHWC with channels in one row; see
@@ -65,6 +66,7 @@ from .matrix_drain import MatrixDrain
 from .matrix_gather import VectorGather
 from .matrix_setup import MatrixSetup, OperandFields
 from .matrix_writer import VectorWriter
+from .reg_queue import RegQueue
 from .requant import ACC_BITS, PARAM_BITS, sat_bounds
 from .systolic import OP_BITS, SystolicArray
 
@@ -173,14 +175,22 @@ class MatrixEngine(wiring.Component):
         # --- walkers -------------------------------------------------------------------------
         m.d.comb += [agu.geo.eq(g), wl.geo.eq(g), wl.pad_pc.eq(f.padding_mode == 1),
                      wl.pad_addr.eq(f.padding_addr[:AW])]
-        wiring.connect(m, agu.req, ga.req)
+        # The requests reach the gathers through two-entry register queues: a gather's
+        # ready (its row-cache hits and the read port's ready) moves only the queue, not the
+        # activation walk's counters and bank handshakes, the weight loader or the drain's
+        # parameter sequencing, and the gathers compute their lane addresses from a register.
+        m.submodules.aq = aq = RegQueue(ga.req.payload.shape(), depth=2)
+        m.submodules.bq = bq = RegQueue(gb.req.payload.shape(), depth=2)
+        m.d.comb += [aq.w_valid.eq(agu.req.valid), aq.w_data.eq(agu.req.payload), agu.req.ready.eq(aq.w_ready),
+                     ga.req.valid.eq(aq.r_valid), ga.req.payload.eq(aq.r_data), aq.r_ready.eq(ga.req.ready),
+                     gb.req.valid.eq(bq.r_valid), gb.req.payload.eq(bq.r_data), bq.r_ready.eq(gb.req.ready)]
 
         # gather B serves the weight loader first, then the drain's parameter requests
         with m.If(wl.req.valid):
-            m.d.comb += [gb.req.valid.eq(1), gb.req.payload.eq(wl.req.payload), wl.req.ready.eq(gb.req.ready)]
+            m.d.comb += [bq.w_valid.eq(1), bq.w_data.eq(wl.req.payload), wl.req.ready.eq(bq.w_ready)]
         with m.Else():
-            m.d.comb += [gb.req.valid.eq(dr.preq.valid), gb.req.payload.eq(dr.preq.payload),
-                         dr.preq.ready.eq(gb.req.ready)]
+            m.d.comb += [bq.w_valid.eq(dr.preq.valid), bq.w_data.eq(dr.preq.payload),
+                         dr.preq.ready.eq(bq.w_ready)]
 
         # --- weight banks: FREE -> LOADING (loader) -> READY (last vector in) -> FREE (pass issued).
         # A bank is a tag: its tile goes into the array's shadow weights, and the pass's first
@@ -304,7 +314,8 @@ class MatrixEngine(wiring.Component):
         m.d.comb += self.done.payload.fault.eq(fault)
         start = Signal()
         m.d.comb += [agu.start.eq(start), wl.start.eq(start), dr.start.eq(start),
-                     ga.flush.eq(start), gb.flush.eq(start), arr.w_flush.eq(start)]
+                     ga.flush.eq(start), gb.flush.eq(start), arr.w_flush.eq(start),
+                     aq.flush.eq(start), bq.flush.eq(start)]
         finished = (agu.done & wl.done & (dr.drained == agu.blocks) & ~dr.busy & ~wrt.busy
                     & (astate[0] == AFREE) & (astate[1] == AFREE))
         with m.FSM(name="ctl"):

@@ -124,14 +124,22 @@ class MatrixDrain(wiring.Component):
         # parameter requests (one per parameter and block or position)
         r = self.preq.payload
         qs = Signal(3)                               # the parameter requested this cycle
-        q_addr, q_lsz, q_pel = Signal(AW), Signal(2), Signal()     # its fields (one address adder)
+        q_lsz, q_pel = Signal(2), Signal()           # its fields
+        # each parameter's request address is a register, so no adder is on the path from the
+        # choice of the parameter to gather B's queue: per channel (kernel k0 of the block) set
+        # when the block begins; per element (the position's index) refreshed every cycle (idx
+        # changes at an issue, two cycles or more before the position's first request)
+        pbase_ch = [Signal(AW, name=f"pbase_ch_{p}") for p in PARAMS]
+        pbase_el = [Signal(AW, name=f"pbase_el_{p}") for p in PARAMS]
+        for k, p in enumerate(PARAMS):
+            m.d.sync += pbase_el[k].eq(getattr(P, f"{p}_addr") + (idx << getattr(P, f"{p}_lsz")))
         with m.Switch(qs):
             for k, p in enumerate(PARAMS):
                 with m.Case(k):
-                    m.d.comb += [q_addr.eq(getattr(P, f"{p}_addr")), q_lsz.eq(getattr(P, f"{p}_lsz")),
+                    m.d.comb += [r.base.eq(Mux(modes[k] == PER_ELEM, pbase_el[k], pbase_ch[k])),
+                                 q_lsz.eq(getattr(P, f"{p}_lsz")),
                                  q_pel.eq(modes[k] == PER_ELEM), r.signed.eq(getattr(P, f"{p}_signed"))]
         m.d.comb += [
-            r.base.eq(q_addr + (Mux(q_pel, idx, desc.k0) << q_lsz)),
             r.stride.eq(Mux(q_pel, P.out_ik << q_lsz, Const(1, 4) << q_lsz)),
             r.lsz.eq(q_lsz),
         ]
@@ -175,6 +183,8 @@ class MatrixDrain(wiring.Component):
             def begin(bank):
                 m.d.sync += [desc.eq(self.desc[bank]), i.eq(0), idx.eq(self.desc[bank].idx), q.eq(0),
                              pel_ok.eq(0)]
+                m.d.sync += [pbase_ch[k].eq(getattr(P, f"{p}_addr") + (self.desc[bank].k0 << getattr(P, f"{p}_lsz")))
+                             for k, p in enumerate(PARAMS)]
                 m.next = "PCH"
 
             with m.State("WAIT"):

@@ -26,7 +26,9 @@ Microarchitecture
 * **Coalescing.** Each cycle the issue stage picks the row of the lowest lane that
   still needs one and reads it once for every lane that needs that same row: the
   lanes of an NHWC vector (consecutive channels) share one read. A beat whose
-  lanes need k distinct rows takes k cycles.
+  lanes need k distinct rows takes k cycles. Which lanes share a row comes from
+  pairwise comparisons of the lanes' rows (in parallel with the hits), so ``req.ready``
+  is a few LUT levels after the hits.
 * **Stages.** Issue (registered lane addresses, the read request); response (the
   row goes into the caches of the lanes that asked for it, one cycle after the
   request, as bus.py guarantees); extract (per lane the byte out of the cached row
@@ -124,9 +126,27 @@ class VectorGather(wiring.Component):
         for i in reversed(range(n)):
             with m.If(need[i]):
                 m.d.comb += X.eq(row[i])
+        # Which lanes the read serves (match: the row of the lowest lane that needs one) and
+        # whether it serves all of them come from pairwise row equalities of the lanes'
+        # addresses (registers, compared in parallel with the hits), not from comparing
+        # every row with the multiplexed X: the beat's end, and so ``req.ready``, is a few
+        # LUT levels after the hits.
+        same = {}
+        for i in range(n):
+            for j in range(i):
+                eq = Signal(name=f"same_{j}_{i}")
+                m.d.comb += eq.eq(row[i] == row[j])
+                same[i, j] = same[j, i] = eq
+        first = Signal(n)                            # the lowest lane that needs a row
+        for i in range(n):
+            m.d.comb += first[i].eq(need[i] & ~(need[:i].any() if i else 0))
         match = Signal(n)
         for i in range(n):
-            m.d.comb += match[i].eq(need[i] & (row[i] == X))
+            m.d.comb += match[i].eq(need[i] & Cat(first[i], *(first[j] & same[i, j]
+                                                              for j in range(n) if j != i)).any())
+        one_row = Signal()                           # every lane that needs a row needs the same
+        m.d.comb += one_row.eq(Cat(1, *(~need[i] | ~need[j] | same[i, j]
+                                        for i in range(n) for j in range(i))).all())
         any_need = need.any()
         issue = Signal()
         m.d.comb += [
@@ -135,7 +155,8 @@ class VectorGather(wiring.Component):
             issue.eq(any_need & self.rd.req.ready),
         ]
         beat_end = Signal()                          # every lane has its byte of this beat
-        m.d.comb += beat_end.eq(v0 & ((need & ~Mux(issue, match, 0)) == 0))
+        # (the same as: no lane needs a row that this cycle's read does not bring)
+        m.d.comb += beat_end.eq(v0 & (~any_need | (self.rd.req.ready & one_row)))
         last_byte = bi == ((Const(1, 3) << lsz0) - 1)[:BW]
         vec_end = beat_end & last_byte
 

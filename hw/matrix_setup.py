@@ -17,14 +17,15 @@ Order (the golden model's):
 3. the geometry: H_out, W_out (serial division), and the byte extents of
    everything the instruction reads and writes (serial multiplications);
 4. ILLEGAL_OPERAND for D-OVERLAP (the destination against each range read), then
-   ADDRESS_RANGE for every range (one range per cycle through one 66-bit
-   comparator pair).
+   ADDRESS_RANGE for every range (one range per cycle through a three-stage
+   pipeline: select the range, add its end, compare with one 66-bit comparator
+   pair; it runs while the FSM computes the last constants, which no range needs).
 
 Datapath: one radix-4 shift-add multiplier (``a * b`` for a ``b`` of up to 26 bits,
 two bits per cycle) and one restoring divider (one quotient bit per cycle) shared
 by every step of an FSM generated from the step list below; LUT logic only.
 
-Latency: about 90 cycles for a passing instruction (faults found in step 1 or 2
+Latency: about 105 cycles for a passing instruction (faults found in step 1 or 2
 answer after 2 cycles).
 """
 
@@ -218,6 +219,7 @@ class MatrixSetup(wiring.Component):
         mul(r_h1, ls, H - 1, 12)
         mul(r_w1, xs, W - 1, 12)
         mul(r_k1, f.k_line_stride, K - 1, 12)
+        range_step = len(steps)      # the ranges need nothing from this step on
         mul(r_vls, ls, V, 5)
         mul(r_sxs, xs, S, 5)
         mul(r_tls, ls, f.t_pad, 4)
@@ -225,36 +227,60 @@ class MatrixSetup(wiring.Component):
         mul(r_wky, w_pk, KW, 5)
 
         # --- the checked ranges ------------------------------------------------------------
+        # The ranges are checked by a pipeline of their own (select, end address, compare:
+        # a register between each, so the range multiplexer, the 66-bit end adder and the
+        # comparators are on three separate paths), which runs while the FSM computes the
+        # constants no range needs (`range_step` on); VERDICT waits for it to be empty.
         w_lsz, r_lsz = w_u[4], r_u[4]
         dst_n = Signal(42)
+        fm_span_r, k_span_r = Signal(48), Signal(48)
+        dst_end = Signal(66)
+        # registers, refreshed every cycle: their inputs are settled cycles before the
+        # pipeline reads them (n_out, r_ckk, r_k1, ... come before `range_step`)
         m.d.comb += [
             fm_span.eq(r_c1 + r_h1 + r_w1 + fe),
             k_span.eq(r_k1 + (r_ckk << w_lsz)),
             dst_n.eq(n_out << r_lsz),
         ]
+        m.d.sync += [fm_span_r.eq(fm_span), k_span_r.eq(k_span), dst_end.eq(f.dst + dst_n)]
         ranges = [  # (enable, is a read, address, length)
-            (Const(1), 1, f.fm, fm_span),
-            (Const(1), 1, f.kernel, k_span),
+            (Const(1), 1, f.fm, fm_span_r),
+            (Const(1), 1, f.kernel, k_span_r),
             (f.padding_mode == 1, 1, f.padding_addr, (C << fm_u[4])[:16]),
         ]
         for p in PARAMS:
             n_p = Mux(modes[p] == PER_CH, K, n_out) << plsz[p]
             ranges.append((conv & (modes[p] != IMM), 1, addrs[p], n_p))
         ranges.append((Const(1), 0, f.dst, dst_n))
-        dst_end = Signal(66)
-        m.d.comb += dst_end.eq(f.dst + dst_n)
-        rk = Signal(range(len(ranges) + 1))
-        c_en, c_rd = Signal(), Signal()
+        rk = Signal(range(len(ranges)))
+        r_run = Signal()                             # selecting range rk
+        # stage 1: the selected range (registers: no decoding of rk on the adder's path)
+        c_v, c_en, c_rd = Signal(), Signal(), Signal()
         c_a = Signal(64)
         c_n = Signal(48)
-        with m.Switch(rk):
-            for k, (en, rd, a, nbytes) in enumerate(ranges):
-                with m.Case(k):
-                    m.d.comb += [c_en.eq(en), c_rd.eq(rd), c_a.eq(a), c_n.eq(nbytes)]
-        c_end = Signal(66)
-        m.d.comb += c_end.eq(c_a + c_n)
+        # stage 2: its end address
+        e_v, e_rd = Signal(), Signal()
+        e_a = Signal(64)
+        e_end = Signal(66)
+        m.d.sync += c_v.eq(r_run)
+        with m.If(r_run):
+            with m.Switch(rk):
+                for k, (en, rd, a, nbytes) in enumerate(ranges):
+                    with m.Case(k):
+                        m.d.sync += [c_en.eq(en), c_rd.eq(rd), c_a.eq(a), c_n.eq(nbytes)]
+            m.d.sync += rk.eq(rk + 1)
+            with m.If(rk == len(ranges) - 1):
+                m.d.sync += [r_run.eq(0), rk.eq(0)]
+        m.d.sync += [e_v.eq(c_v & c_en), e_rd.eq(c_rd), e_a.eq(c_a), e_end.eq(c_a + c_n)]
         ovl = Signal()
         oor = Signal()
+        # stage 3: D-OVERLAP against the destination, and the memory's end
+        with m.If(e_v):
+            with m.If(e_rd & (e_a < dst_end) & (f.dst < e_end)):
+                m.d.sync += ovl.eq(1)
+            with m.If(e_end > MEM):
+                m.d.sync += oor.eq(1)
+        r_busy = r_run | c_v | e_v
 
         # --- outputs --------------------------------------------------------------------------
         def aw(v):
@@ -278,7 +304,9 @@ class MatrixSetup(wiring.Component):
         # padding value for the layer (per-channel values would not follow the lanes).
         n_arr = self.config.array_n
         prow = Signal(10)
-        m.d.comb += prow.eq(C[:5] * KW)
+        # a register: the product is not in series with the compares of `packed` (the
+        # fields are held from DECODE on; `out` is read cycles later)
+        m.d.sync += prow.eq(C[:5] * KW)
         m.d.comb += [
             o.packed.eq(~nchw & (f.padding_mode == 0) & (C < n_arr) & (prow >= n_arr)
                         & (f.fm_surface_stride == (C << fm_u[4]))),
@@ -300,7 +328,7 @@ class MatrixSetup(wiring.Component):
         with m.FSM(name="setup"):
             with m.State("IDLE"):
                 with m.If(self.start):
-                    m.d.sync += fault.eq(0)
+                    m.d.sync += [fault.eq(0), ovl.eq(0), oor.eq(0)]
                     with m.If(refused):
                         m.d.sync += fault.eq(int(Fault.UNSUPPORTED_UNIT))
                         m.next = "DONE"
@@ -311,11 +339,13 @@ class MatrixSetup(wiring.Component):
                         m.next = "S0_LOAD"
 
             for k, step in enumerate(steps):
-                nxt = f"S{k + 1}_LOAD" if k + 1 < len(steps) else "CHECK"
+                nxt = f"S{k + 1}_LOAD" if k + 1 < len(steps) else "VERDICT"
                 kind, a, b, nbits, target, post = step
                 if kind == "mul":
                     nb2 = nbits + (nbits % 2)
                     with m.State(f"S{k}_LOAD"):
+                        if k == range_step:
+                            m.d.sync += r_run.eq(1)
                         m.d.comb += [load_mul.eq(1), ld_a.eq(a), ld_b.eq(b << (26 - nb2))]
                         m.d.sync += cnt.eq(nb2 // 2)
                         m.next = f"S{k}_RUN"
@@ -341,24 +371,13 @@ class MatrixSetup(wiring.Component):
                             m.d.sync += target.eq(post(q_n))
                             m.next = nxt
 
-            with m.State("CHECK"):
-                m.d.sync += [rk.eq(0), ovl.eq(0), oor.eq(0)]
-                m.next = "RANGES"
-            with m.State("RANGES"):
-                with m.If(c_en):
-                    with m.If(c_rd & (c_a < dst_end) & (f.dst < c_end)):
-                        m.d.sync += ovl.eq(1)
-                    with m.If(c_end > MEM):
-                        m.d.sync += oor.eq(1)
-                m.d.sync += rk.eq(rk + 1)
-                with m.If(rk == len(ranges) - 1):
-                    m.next = "VERDICT"
             with m.State("VERDICT"):
-                with m.If(ovl):
-                    m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
-                with m.Elif(oor):
-                    m.d.sync += fault.eq(int(Fault.ADDRESS_RANGE))
-                m.next = "DONE"
+                with m.If(~r_busy):
+                    with m.If(ovl):
+                        m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
+                    with m.Elif(oor):
+                        m.d.sync += fault.eq(int(Fault.ADDRESS_RANGE))
+                    m.next = "DONE"
             with m.State("DONE"):
                 m.d.comb += self.done.eq(1)
                 m.next = "IDLE"

@@ -57,9 +57,7 @@ class VectorWriter(wiring.Component):
         have = Signal()
         j = Signal(range(n + 1))                     # first element of the current piece
         second = Signal()                            # writing the piece's second row
-        es = Signal(4)
-        m.d.comb += es.eq(Const(1, 4) << v.lsz)
-        contig = v.stride == es
+        contig = Signal()                            # stride == element size: a register, set with v
 
         # the current piece: its elements, address, length and data (<= R bytes)
         per = Signal(range(R + 1))                   # elements per contiguous piece
@@ -124,7 +122,8 @@ class VectorWriter(wiring.Component):
         m.d.comb += self.vec.ready.eq(~have | last_write)
         with m.If(self.vec.valid & self.vec.ready):
             m.d.sync += [v.eq(self.vec.payload), have.eq(self.vec.payload.count != 0), j.eq(0), second.eq(0),
-                         addr.eq(self.vec.payload.base)]
+                         addr.eq(self.vec.payload.base),
+                         contig.eq(self.vec.payload.stride == (Const(1, 4) << self.vec.payload.lsz))]
         return m
 
 
