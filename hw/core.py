@@ -165,6 +165,16 @@ class Core(wiring.Component):
         as_code = Signal.like(dec.as_code)
         is_exit = Signal()
         dec_fault = Signal.like(dec.fault)
+        has_table = Signal()
+        descriptor = Signal.like(dec.descriptor)
+        table_bytes = Signal.like(dec.table_bytes)
+        # The loader's response is released the cycle after the instruction retires (the
+        # next table is asked for three cycles later at the earliest), so the retire
+        # decisions, which read the table, do not reach the loader's state and its
+        # table register's clear.
+        release_table = Signal()
+        m.d.sync += release_table.eq(0)
+        m.d.comb += loader.rsp.ready.eq(release_table)
         executed = [op for ops in engine_opcodes(cfg).values() for op in ops if op.table is not None]
         bad_unit = Signal()
         with m.Switch(Cat(op_code, op_ai)):
@@ -174,7 +184,8 @@ class Core(wiring.Component):
 
         def retire(m, fault_code, *, stop_reason=None):
             m.d.comb += [self.retire_valid.eq(1), cur_fault.eq(fault_code),
-                         fetch.out.ready.eq(1), loader.rsp.ready.eq(1)]
+                         fetch.out.ready.eq(1)]
+            m.d.sync += release_table.eq(1)
             m.d.sync += [index.eq(index + 1), retired.eq(retired + 1)]
             if stop_reason is not None:
                 m.d.sync += reason.eq(stop_reason)
@@ -241,7 +252,9 @@ class Core(wiring.Component):
 
             with m.State("DECODE"):
                 m.d.sync += [op_ai.eq(dec.section == Section.AI), op_code.eq(dec.op_code),
-                             as_code.eq(dec.as_code), is_exit.eq(dec.is_exit)]
+                             as_code.eq(dec.as_code), is_exit.eq(dec.is_exit),
+                             has_table.eq(dec.has_table), descriptor.eq(dec.descriptor),
+                             table_bytes.eq(dec.table_bytes)]
                 m.d.sync += [engine_is[name].eq(dec.engine_is(name)) for name in engines]
                 with m.If(dec_fault != 0):
                     raise_fault(m, dec_fault)
@@ -267,11 +280,11 @@ class Core(wiring.Component):
                         m.next = "TABLE"
 
             with m.State("TABLE"):
-                with m.If(~dec.has_table):
+                with m.If(~has_table):
                     m.next = "ENGINE"
                 with m.Else():
-                    m.d.comb += [loader.cmd.valid.eq(1), loader.cmd.payload.addr.eq(dec.descriptor),
-                                 loader.cmd.payload.nbytes.eq(dec.table_bytes)]
+                    m.d.comb += [loader.cmd.valid.eq(1), loader.cmd.payload.addr.eq(descriptor),
+                                 loader.cmd.payload.nbytes.eq(table_bytes)]
                     with m.If(loader.cmd.ready):
                         m.next = "TABLEDONE"
 
@@ -296,7 +309,7 @@ class Core(wiring.Component):
                         cmd = eng.cmd.payload
                         m.d.comb += [eng.cmd.valid.eq(1), cmd.section_ai.eq(op_ai),
                                      cmd.op_code.eq(op_code), cmd.as_code.eq(as_code),
-                                     cmd.table.eq(table), cmd.table_addr.eq(dec.descriptor)]
+                                     cmd.table.eq(table), cmd.table_addr.eq(descriptor)]
                         with m.If(eng.cmd.ready):
                             m.next = f"WAIT_{name}"
 

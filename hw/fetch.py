@@ -52,7 +52,8 @@ Microarchitecture (mirrored register for register by the cycle model
   it retires: slower sequencing, for 250 fewer iCE40 logic cells than 2 entries).
 * output: ``pc``/``slot`` of the next instruction and ``sub``, the instruction
   within the head entry; ``out`` is combinational from these registers and the
-  head entry.
+  head entry. Whether the payload at ``pc`` lies outside the memory is a register
+  too, updated with ``pc`` (the cycle model compares ``pc`` itself: the same value).
 
 Latency: the first item is valid ``32 // row_bytes + max(1, 16 // row_bytes) + 2``
 cycles after the ``start`` cycle (4, 5 and 8 cycles with 32-, 16- and 8-byte rows)
@@ -159,8 +160,10 @@ class Fetcher(wiring.Component):
         else:
             m.d.comb += [head_payload.eq(buf_payload[rp].word_select(sub, 128)),
                          head_did.eq(buf_did[rp].word_select(sub, 8))]
-        out_of_range = Signal()                     # the payload at pc is not all in memory
-        m.d.comb += out_of_range.eq(pc > mem_bytes - PAYLOAD_BYTES if mem_bytes >= PAYLOAD_BYTES else 1)
+        # the payload at pc is not all in memory: a register, set with pc (a good start's
+        # first pc is in range; a bad start faults whatever it holds), so the fault
+        # item's multiplexers do not wait for a 64-bit compare
+        out_of_range = Signal()
         # pc only advances while it is in range (pc <= mem_bytes - 16), so the advance
         # (at most + 48) never carries out of the low `pc_lo_bits` bits, and the high
         # bits (nonzero only for a bad start) are loaded by `start` alone
@@ -213,9 +216,12 @@ class Fetcher(wiring.Component):
         with m.If(req_fire):
             m.d.sync += req_row.eq(req_row + 1)
         with m.If(out_fire & ~fault):
-            m.d.sync += [pc[:pc_lo_bits].eq(pc[:pc_lo_bits] + Mux(slot == GROUP_SIZE - 1,
-                                                                 PAYLOAD_BYTES + DID_PACK_BYTES, PAYLOAD_BYTES)),
-                         slot.eq(slot + 1)]
+            pc_next = Signal(pc_lo_bits)
+            m.d.comb += pc_next.eq(pc[:pc_lo_bits] + Mux(slot == GROUP_SIZE - 1,
+                                                          PAYLOAD_BYTES + DID_PACK_BYTES, PAYLOAD_BYTES))
+            m.d.sync += [pc[:pc_lo_bits].eq(pc_next), slot.eq(slot + 1),
+                         out_of_range.eq(pc_next > mem_bytes - PAYLOAD_BYTES if mem_bytes >= PAYLOAD_BYTES
+                                         else 1)]
             if per > 1:
                 m.d.sync += sub.eq(Mux(popped, 0, sub + 1))
         with m.If(popped):
@@ -229,7 +235,7 @@ class Fetcher(wiring.Component):
             a = self.start_addr
             start_bad = (a[:5] != 0) | (a > mem_bytes - DID_PACK_BYTES - PAYLOAD_BYTES
                                         if mem_bytes >= DID_PACK_BYTES + PAYLOAD_BYTES else Const(1))
-            m.d.sync += [running.eq(1), bad.eq(start_bad), pc.eq(a + DID_PACK_BYTES),
+            m.d.sync += [running.eq(1), bad.eq(start_bad), pc.eq(a + DID_PACK_BYTES), out_of_range.eq(0),
                          slot.eq(0), sub.eq(0), req_row.eq(a[exact_log2(rb):]),
                          pending.eq(0), pos.eq(0), wp.eq(0), rp.eq(0), count.eq(0)]
         with m.If(self.stop):

@@ -16,6 +16,11 @@ Throughput: an aligned contiguous run of ``row_bytes`` bytes per cycle (e.g. 8
 s32 results with 32-byte rows), one or two cycles per element otherwise; the next
 vector is taken in the cycle the last write of the current one transfers.
 Latency: the first write is offered the cycle after the vector is taken.
+
+The shape of the piece being written (elements, bytes, whether it crosses a row,
+whether it is the vector's last) is kept in registers computed one piece ahead, so
+the write's byte enables and the ``ready`` that takes the next vector are a few
+gates from registers (the drain's queue pops on that ``ready``).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -59,17 +64,29 @@ class VectorWriter(wiring.Component):
         second = Signal()                            # writing the piece's second row
         contig = Signal()                            # stride == element size: a register, set with v
 
-        # the current piece: its elements, address, length and data (<= R bytes)
+        # The current piece's shape is kept in registers, computed when the vector is
+        # taken and again as each piece is finished, so neither the write's byte
+        # enables nor the "last write" that takes the next vector wait for the
+        # arithmetic from `j`: `k` elements, `length` bytes, whether it `crosses` a row
+        # boundary and whether it is the vector's `last` piece.
         per = Signal(range(R + 1))                   # elements per contiguous piece
         m.d.comb += per.eq(Const(R, lR + 1) >> v.lsz)
-        k = Signal(range(n + 1))                     # elements in this piece
-        with m.If(contig):
-            m.d.comb += k.eq(Mux(v.count - j < per, v.count - j, per))
-        with m.Else():
-            m.d.comb += k.eq(1)
-        addr = Signal(AW)                            # base + j * stride, advanced with j
+        k = Signal(range(n + 1))
         length = Signal(range(R + 1))
-        m.d.comb += length.eq((k << v.lsz)[:lR + 1])
+        crosses = Signal()
+        last = Signal()
+        addr = Signal(AW)                            # base + j * stride, advanced with j
+
+        def piece_shape(j_new, addr_new, count, lsz, is_contig, per_):
+            """The registers' next values for the piece starting at element `j_new`."""
+            rem = Signal(range(n + 1), name="rem_next")
+            k_new = Signal(range(n + 1), name="k_next")
+            len_new = Signal(range(R + 1), name="length_next")
+            m.d.comb += [rem.eq(count - j_new),
+                         k_new.eq(Mux(is_contig, Mux(rem < per_, rem, per_), 1)),
+                         len_new.eq((k_new << lsz)[:lR + 1])]
+            return [k.eq(k_new), length.eq(len_new),
+                    crosses.eq((addr_new[:lR] + len_new) > R), last.eq(rem <= k_new)]
 
         # the piece's bytes: a whole row's worth of the packed vector (contiguous; pieces
         # start at multiples of `per` elements, so this is a word select), or element j
@@ -101,7 +118,6 @@ class VectorWriter(wiring.Component):
         m.d.comb += rot.eq(_rotl_bytes(piece, off, R))
         ones = Signal(2 * R)
         m.d.comb += ones.eq(((Const(1, 2 * R + 1) << length) - 1)[:2 * R] << off)
-        crosses = (off + length) > R
         w = self.wr.req.payload
         m.d.comb += [
             w.row.eq(addr[lR:] + second),
@@ -115,15 +131,22 @@ class VectorWriter(wiring.Component):
             with m.If(crosses & ~second):
                 m.d.sync += second.eq(1)
             with m.Else():
-                m.d.sync += [second.eq(0), j.eq(j + k), addr.eq(addr + Mux(contig, length, v.stride))]
-                with m.If(j + k >= v.count):
+                j_next = Signal.like(j)
+                addr_next = Signal(AW)
+                m.d.comb += [j_next.eq(j + k), addr_next.eq(addr + Mux(contig, length, v.stride))]
+                m.d.sync += [second.eq(0), j.eq(j_next), addr.eq(addr_next)]
+                m.d.sync += piece_shape(j_next, addr_next, v.count, v.lsz, contig, per)
+                with m.If(last):
                     m.d.comb += last_write.eq(1)
                     m.d.sync += have.eq(0)
         m.d.comb += self.vec.ready.eq(~have | last_write)
         with m.If(self.vec.valid & self.vec.ready):
-            m.d.sync += [v.eq(self.vec.payload), have.eq(self.vec.payload.count != 0), j.eq(0), second.eq(0),
-                         addr.eq(self.vec.payload.base),
-                         contig.eq(self.vec.payload.stride == (Const(1, 4) << self.vec.payload.lsz))]
+            nv = self.vec.payload
+            nv_contig = Signal()
+            m.d.comb += nv_contig.eq(nv.stride == (Const(1, 4) << nv.lsz))
+            m.d.sync += [v.eq(nv), have.eq(nv.count != 0), j.eq(0), second.eq(0),
+                         addr.eq(nv.base), contig.eq(nv_contig)]
+            m.d.sync += piece_shape(0, nv.base, nv.count, nv.lsz, nv_contig, Const(R, lR + 1) >> nv.lsz)
         return m
 
 
