@@ -176,11 +176,16 @@ class Core(wiring.Component):
         m.d.sync += release_table.eq(0)
         m.d.comb += loader.rsp.ready.eq(release_table)
         executed = [op for ops in engine_opcodes(cfg).values() for op in ops if op.table is not None]
+        # RESERVED_UNIT, registered: the check reads the loader's table, which holds from
+        # the cycle TABLEDONE sees it until the response is released, so in UNITS the
+        # register holds the verdict on this table, off the paths through the retire logic
+        bad_unit_now = Signal()
         bad_unit = Signal()
         with m.Switch(Cat(op_code, op_ai)):
             for op in executed:
                 with m.Case(op.op_code | ((1 if op.section == Section.AI else 0) << 14)):
-                    m.d.comb += bad_unit.eq(reserved_unit(table, as_code, op))
+                    m.d.comb += bad_unit_now.eq(reserved_unit(table, as_code, op))
+        m.d.sync += bad_unit.eq(bad_unit_now)
 
         def retire(m, fault_code, *, stop_reason=None):
             m.d.comb += [self.retire_valid.eq(1), cur_fault.eq(fault_code),
