@@ -25,7 +25,14 @@ waits for the pass's weight bank (``w_ready``) and, at the start of a block, for
 free accumulator bank (``acc_free``), and tells the engine when a pass has issued
 its last vector (``w_done``) and when a block starts (``acc_take`` with `BlockDesc`).
 Throughput: one request per cycle (no bubble between passes or blocks when the
-banks are ready).
+banks are ready). Latency: a request is offered in the cycle its counters hold
+it (``req.valid`` from registers and the bank states).
+
+Timing: a request's base is one adder from registers (the position's base
+``rowbase + xoff`` and the tile's offset are registers of their own); the block's
+size ``nb`` and the kernel group's ``nk`` are registers loaded with the block and
+the group; tap packing's per-tile values are registers loaded with the tile
+(`_Packed`). None of this changes a cycle.
 
 **Tap packing** (``geo.packed``: NHWC with dense pixels, C < N <= K_W * C, a
 per-layer padding value): the tile loop runs over the flattened reduction instead,
@@ -255,7 +262,7 @@ class ActivationAGU(wiring.Component):
         ]
 
         i = Signal(lpb + 1)                          # position within the block
-        p0 = Signal(27)                              # first position of the block
+        left = Signal(27)                            # positions from the block's first on: n_pos - p0
         k0 = Signal(13)
         p_is = Signal(AW)                            # p0 * out_is
         k_ik = Signal(AW)                            # k0 * out_ik
@@ -264,8 +271,7 @@ class ActivationAGU(wiring.Component):
         new_block = Signal()                         # the next vector starts a block
         running = Signal()
         blocks = Signal(32)
-        nb = Signal(lpb + 1)
-        m.d.comb += nb.eq(_min(g.n_pos - p0, pb))
+        nb = Signal(lpb + 1)                         # positions in the block: min(left, pb), a register
 
         # the request
         py = Signal(signed(16))
@@ -353,7 +359,8 @@ class ActivationAGU(wiring.Component):
             return [dst[k].eq(src[k]) for k in names]
 
         with m.If(self.start):
-            m.d.sync += [running.eq(1), i.eq(0), p0.eq(0), k0.eq(0), p_is.eq(0), k_ik.eq(0),
+            m.d.sync += [running.eq(1), i.eq(0), left.eq(g.n_pos), nb.eq(_min(g.n_pos, pb)), k0.eq(0),
+                         p_is.eq(0), k_ik.eq(0),
                          wb.eq(0), ab.eq(0), new_block.eq(1), blocks.eq(0), *tl.reset()]
             pk.reset()
             init = {"oy": 0, "ox": 0, "rowbase": g.act_base0, "xoff": 0, "base": g.act_base0, "y": 0, "x": 0}
@@ -378,9 +385,10 @@ class ActivationAGU(wiring.Component):
                     with m.If(k0 + n < g.K):
                         m.d.sync += [k0.eq(k0 + n), k_ik.eq(k_ik + (g.out_ik << ln)), *set_pos(cur, blk)]
                     with m.Else():
-                        m.d.sync += [k0.eq(0), k_ik.eq(0), p0.eq(p0 + pb), p_is.eq(p_is + (g.out_is << lpb)),
+                        m.d.sync += [k0.eq(0), k_ik.eq(0), left.eq(left - pb), nb.eq(_min(left - pb, pb)),
+                                     p_is.eq(p_is + (g.out_is << lpb)),
                                      *set_pos(cur, nxt), *set_pos(blk, nxt)]
-                        with m.If(p0 + pb >= g.n_pos):
+                        with m.If(left <= pb):
                             m.d.sync += running.eq(0)
         return m
 
@@ -422,7 +430,7 @@ class WeightLoader(wiring.Component):
         running = Signal()
         issuing = Signal()                           # inside a pass
 
-        nk = _min(g.K - k0, n)
+        nk = Signal(range(n + 1))                    # kernels in the group: min(K - k0, n), a register
         lanes = Signal(n)
         m.d.comb += lanes.eq(Mux(g.packed, pk.maskA | pk.maskB,
                                  lane_mask(m, _min(g.C - tl.c0, n), n, "wl_lanes")))
@@ -449,7 +457,8 @@ class WeightLoader(wiring.Component):
                      self.done.eq(~running)]
 
         with m.If(self.start):
-            m.d.sync += [running.eq(1), issuing.eq(0), p0.eq(0), k0.eq(0), kbase.eq(g.w_base), jbase.eq(g.w_base),
+            m.d.sync += [running.eq(1), issuing.eq(0), p0.eq(0), k0.eq(0), nk.eq(_min(g.K, n)),
+                         kbase.eq(g.w_base), jbase.eq(g.w_base),
                          j.eq(0), pad_now.eq(0), wb.eq(0), *tl.reset()]
             pk.reset()
         with m.Elif(running & ~issuing):
@@ -473,9 +482,9 @@ class WeightLoader(wiring.Component):
                 pk.advance()
                 with m.If(last_tile):
                     with m.If(k0 + n < g.K):
-                        m.d.sync += [k0.eq(k0 + n), kbase.eq(kbase + (g.w_kls << ln))]
+                        m.d.sync += [k0.eq(k0 + n), nk.eq(_min(g.K - k0 - n, n)), kbase.eq(kbase + (g.w_kls << ln))]
                     with m.Else():
-                        m.d.sync += [k0.eq(0), kbase.eq(g.w_base), p0.eq(p0 + pb)]
+                        m.d.sync += [k0.eq(0), nk.eq(_min(g.K, n)), kbase.eq(g.w_base), p0.eq(p0 + pb)]
                         with m.If(p0 + pb >= g.n_pos):
                             m.d.sync += running.eq(0)
         return m

@@ -33,7 +33,11 @@ Microarchitecture
   row goes into the caches of the lanes that asked for it, one cycle after the
   request, as bus.py guarantees); extract (per lane the byte out of the cached row
   into the element being assembled, on the ECP5 through `hw.wide_mux`; the last
-  byte completes ``out``, combinationally). ``out`` has no back-pressure.
+  byte completes ``out``, combinationally). ``out`` has no back-pressure. The
+  response and extract stages' registers load every cycle (they are read only
+  under their beat flags, and ``out_vals``/``out_side`` only with ``out_valid``),
+  so the beat's end, which the row-cache hits decide late in the cycle, enables
+  only the issue stage's registers.
 
 Latency: 3 cycles from the ``req`` transfer to ``out_valid`` for 8-bit elements
 needing at most one read per beat (read port always ready), one more per extra
@@ -209,20 +213,21 @@ class VectorGather(wiring.Component):
             s1_beat.eq(beat_end),
             s1_last.eq(vec_end),
         ]
-        with m.If(beat_end):
-            m.d.sync += [s1_bi.eq(bi), s1_active.eq(active0), s1_lsz.eq(lsz0), s1_sgn.eq(sgn0),
-                         s1_side.eq(side0)]
-            m.d.sync += [s1_off[i].eq(addr[i][:lR]) for i in range(n)]
+        # the beat's values follow it unconditionally (they are read only under s1_beat and
+        # s2_beat): the beat's end, which the row-cache hits decide late in the cycle,
+        # enables none of these registers
+        m.d.sync += [s1_bi.eq(bi), s1_active.eq(active0), s1_lsz.eq(lsz0), s1_sgn.eq(sgn0),
+                     s1_side.eq(side0)]
+        m.d.sync += [s1_off[i].eq(addr[i][:lR]) for i in range(n)]
 
         # response: fill the caches
         for i in range(n):
             with m.If(s1_read & s1_load[i]):
                 m.d.sync += cache[i].eq(self.rd.rsp.payload)
         m.d.sync += [s2_beat.eq(s1_beat), s2_last.eq(s1_last)]
-        with m.If(s1_beat):
-            m.d.sync += [s2_bi.eq(s1_bi), s2_active.eq(s1_active), s2_lsz.eq(s1_lsz),
-                         s2_sgn.eq(s1_sgn), s2_side.eq(s1_side)]
-            m.d.sync += [s2_off[i].eq(s1_off[i]) for i in range(n)]
+        m.d.sync += [s2_bi.eq(s1_bi), s2_active.eq(s1_active), s2_lsz.eq(s1_lsz),
+                     s2_sgn.eq(s1_sgn), s2_side.eq(s1_side)]
+        m.d.sync += [s2_off[i].eq(s1_off[i]) for i in range(n)]
 
         # extract: one byte per lane per beat
         vb = self.value_bits
