@@ -198,12 +198,19 @@ class VectorGather(wiring.Component):
                 m.d.sync += v0.eq(0)
             with m.Else():
                 m.d.sync += [bi.eq(bi + 1), done0.eq(0)]
-                m.d.sync += [addr[i].eq(addr[i] + 1) for i in range(n)]
         with m.If(self.req.valid & self.req.ready):
-            offs = _lane_offsets(m, req.stride, n, AW)
             m.d.sync += [v0.eq(1), active0.eq(req.active), done0.eq(0), bi.eq(0),
                          lsz0.eq(req.lsz), sgn0.eq(req.signed), side0.eq(req.side)]
-            m.d.sync += [addr[i].eq(Mux(req.seg2[i], req.base2, req.base) + offs[i]) for i in range(n)]
+        # the lane addresses: both outcomes of the beat computed without its end (a new
+        # vector's addresses, the next byte's, the same), then the beat's end picks one,
+        # so it selects the address registers' inputs at their last multiplexer (the end of
+        # a beat implies v0, so ~v0 takes a waiting request without it)
+        offs = _lane_offsets(m, req.stride, n, AW)
+        for i in range(n):
+            new = Mux(req.seg2[i], req.base2, req.base) + offs[i]
+            at_end = Mux(last_byte, Mux(self.req.valid, new, addr[i]), addr[i] + 1)
+            idle = Mux(~v0 & self.req.valid, new, addr[i])
+            m.d.sync += addr[i].eq(Mux(beat_end, at_end, idle))
         with m.If(self.flush):
             m.d.sync += tvalid.eq(0)
 
