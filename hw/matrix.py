@@ -29,7 +29,8 @@ Structure (one unit per file):
   with tap packing (C < N, NHWC) tiles of N consecutive (ky, kx, c) indices;
 * two `VectorGather` (hw/matrix_gather.py): memory rows to lane vectors, with a
   per-lane row cache (A) and coalescing; each takes its requests through a
-  two-entry register queue (hw/reg_queue.py), so its ready reaches no walker;
+  two-entry register queue (hw/reg_queue.py, a ring: the gather's ready moves only
+  its read pointer), so its ready reaches no walker and no queue entry's enable;
 * `SystolicArray` (hw/systolic.py): PEs ``pe_<r>_<c>``, two weight banks, so the
   next tile loads while the current one computes;
 * the accumulator memory (here): two banks of ``pb`` positions x N exact
@@ -179,8 +180,9 @@ class MatrixEngine(wiring.Component):
         # ready (its row-cache hits and the read port's ready) moves only the queue, not the
         # activation walk's counters and bank handshakes, the weight loader or the drain's
         # parameter sequencing, and the gathers compute their lane addresses from a register.
-        m.submodules.aq = aq = RegQueue(ga.req.payload.shape(), depth=2)
-        m.submodules.bq = bq = RegQueue(gb.req.payload.shape(), depth=2)
+        # (ring queues: a gather's ready moves only the read pointer, not the entries' enables)
+        m.submodules.aq = aq = RegQueue(ga.req.payload.shape(), depth=2, ring=True)
+        m.submodules.bq = bq = RegQueue(gb.req.payload.shape(), depth=2, ring=True)
         m.d.comb += [aq.w_valid.eq(agu.req.valid), aq.w_data.eq(agu.req.payload), agu.req.ready.eq(aq.w_ready),
                      ga.req.valid.eq(aq.r_valid), ga.req.payload.eq(aq.r_data), aq.r_ready.eq(ga.req.ready),
                      gb.req.valid.eq(bq.r_valid), gb.req.payload.eq(bq.r_data), bq.r_ready.eq(gb.req.ready)]

@@ -25,7 +25,14 @@ waits for the pass's weight bank (``w_ready``) and, at the start of a block, for
 free accumulator bank (``acc_free``), and tells the engine when a pass has issued
 its last vector (``w_done``) and when a block starts (``acc_take`` with `BlockDesc`).
 Throughput: one request per cycle (no bubble between passes or blocks when the
-banks are ready).
+banks are ready). Latency: a request is offered in the cycle its counters hold
+it (``req.valid`` from registers and the bank states).
+
+Timing: a request's base is one adder from registers (the position's base
+``rowbase + xoff`` and the tile's offset are registers of their own); the block's
+size ``nb`` and the kernel group's ``nk`` are registers loaded with the block and
+the group; tap packing's per-tile values are registers loaded with the tile
+(`_Packed`). None of this changes a cycle.
 
 **Tap packing** (``geo.packed``: NHWC with dense pixels, C < N <= K_W * C, a
 per-layer padding value): the tile loop runs over the flattened reduction instead,
@@ -93,7 +100,8 @@ def _min(a, b):
 
 class _Tiles:
     """The (ky, kx, c0) tile counters with the byte offsets two strides give them:
-    ``pk_off = ky * ls + kx * xs`` and ``c_off = c0 * cs``."""
+    ``pk_off = ky * ls + kx * xs``, ``c_off = c0 * cs`` and their sum ``off`` (a
+    register of its own, so a request adds one tile offset, not two)."""
 
     def __init__(self, m, prefix, aw):
         self.m = m
@@ -103,6 +111,7 @@ class _Tiles:
         self.ky_off = Signal(aw, name=f"{prefix}_ky_off")
         self.pk_off = Signal(aw, name=f"{prefix}_pk_off")
         self.c_off = Signal(aw, name=f"{prefix}_c_off")
+        self.off = Signal(aw, name=f"{prefix}_off")
 
     def first(self):
         return (self.ky == 0) & (self.kx == 0) & (self.c0 == 0)
@@ -112,24 +121,25 @@ class _Tiles:
 
     def reset(self):
         return [self.ky.eq(0), self.kx.eq(0), self.c0.eq(0), self.ky_off.eq(0), self.pk_off.eq(0),
-                self.c_off.eq(0)]
+                self.c_off.eq(0), self.off.eq(0)]
 
     def advance(self, g, n, ls, xs, cs_n):
         """Statements moving to the next tile (wrapping to the first after the last)."""
         m = self.m
         with m.If(self.c0 + n < g.C):
-            m.d.sync += [self.c0.eq(self.c0 + n), self.c_off.eq(self.c_off + cs_n)]
+            m.d.sync += [self.c0.eq(self.c0 + n), self.c_off.eq(self.c_off + cs_n), self.off.eq(self.off + cs_n)]
         with m.Else():
             m.d.sync += [self.c0.eq(0), self.c_off.eq(0)]
             with m.If(self.kx + 1 < g.KW):
-                m.d.sync += [self.kx.eq(self.kx + 1), self.pk_off.eq(self.pk_off + xs)]
+                m.d.sync += [self.kx.eq(self.kx + 1), self.pk_off.eq(self.pk_off + xs),
+                             self.off.eq(self.pk_off + xs)]
             with m.Else():
                 m.d.sync += self.kx.eq(0)
                 with m.If(self.ky + 1 < g.KH):
                     m.d.sync += [self.ky.eq(self.ky + 1), self.ky_off.eq(self.ky_off + ls),
-                                 self.pk_off.eq(self.ky_off + ls)]
+                                 self.pk_off.eq(self.ky_off + ls), self.off.eq(self.ky_off + ls)]
                 with m.Else():
-                    m.d.sync += [self.ky.eq(0), self.ky_off.eq(0), self.pk_off.eq(0)]
+                    m.d.sync += [self.ky.eq(0), self.ky_off.eq(0), self.pk_off.eq(0), self.off.eq(0)]
 
 
 class _Packed:
@@ -139,39 +149,71 @@ class _Packed:
     the map and in the kernel). Since prow >= N, a tile is at most two runs: segment A
     (lanes 0 .. nA - 1, row ``ky`` from ``r``) and segment B (the other lanes, row ky + 1
     from 0). ``ky_off = ky * row_step`` (the line stride for the map, K_W * C * esize
-    for the kernels)."""
+    for the kernels).
 
-    def __init__(self, m, prefix, aw, g, n):
+    Everything a request needs from the tile is a register loaded with the tile, from
+    the next tile's counters (``nxt``): ``nA = min(prow - r, N)``, the two lane masks,
+    the first and last flags and ``off = ky_off + r * esize`` (``esize = 2**lsz``), so
+    no subtraction or comparison of the counters is on a request's path. ``rem = prow
+    - r`` (a register too) decides the step. `reset` and `advance` are comb strobes
+    (``op``); ``upd`` is high when the tile registers load, for the walkers' own
+    per-tile registers."""
+
+    HOLD, RESET, ADVANCE = 0, 1, 2
+
+    def __init__(self, m, prefix, aw, g, n, lsz, row_step):
         self.m = m
         self.ky = Signal(5, name=f"{prefix}_pky")
         self.r = Signal(10, name=f"{prefix}_pr")
+        self.rem = Signal(11, name=f"{prefix}_prem")         # prow - r
         self.ky_off = Signal(aw, name=f"{prefix}_pky_off")
         self.nA = Signal(range(n + 1), name=f"{prefix}_pna")
-        m.d.comb += self.nA.eq(_min(g.prow - self.r, n))
-        self.maskA = lane_mask(m, self.nA, n, f"{prefix}_pmask_a")
-        two = Signal(name=f"{prefix}_ptwo")
-        m.d.comb += two.eq((self.r + n > g.prow) & (self.ky + 1 < g.KH))
+        self.maskA = Signal(n, name=f"{prefix}_pmask_a")
         self.maskB = Signal(n, name=f"{prefix}_pmask_b")
-        m.d.comb += self.maskB.eq(Mux(two, ~self.maskA, 0))
+        self.is_first = Signal(name=f"{prefix}_pfirst")
+        self.is_last = Signal(name=f"{prefix}_plast")
+        self.off = Signal(aw, name=f"{prefix}_poff")
+        self.op = Signal(2, name=f"{prefix}_pop")
+        self.upd = Signal(name=f"{prefix}_pupd")
+        m.d.comb += self.upd.eq(self.op != self.HOLD)
+
+        # the next tile's counters
+        nky, nr = Signal(5, name=f"{prefix}_pky_n"), Signal(10, name=f"{prefix}_pr_n")
+        nrem, nkyo = Signal(11, name=f"{prefix}_prem_n"), Signal(aw, name=f"{prefix}_pky_off_n")
+        noff = Signal(aw, name=f"{prefix}_poff_n")
+        with m.If((self.op == self.RESET) | self.is_last):
+            m.d.comb += [nky.eq(0), nr.eq(0), nrem.eq(g.prow), nkyo.eq(0)]
+        with m.Elif(self.rem <= n):                          # the tile ends kernel row ky
+            m.d.comb += [nky.eq(self.ky + 1), nr.eq(self.r + n - g.prow), nrem.eq(self.rem + g.prow - n),
+                         nkyo.eq(self.ky_off + row_step)]
+        with m.Else():
+            m.d.comb += [nky.eq(self.ky), nr.eq(self.r + n), nrem.eq(self.rem - n), nkyo.eq(self.ky_off)]
+        m.d.comb += noff.eq(nkyo + (nr << lsz))
+        self.nxt = {"ky": nky, "r": nr, "rem": nrem, "ky_off": nkyo, "off": noff}
+
+        mask_a = Signal(n, name=f"{prefix}_pmask_a_n")
+        for i in range(n):
+            m.d.comb += mask_a[i].eq(nrem > i)
+        with m.If(self.upd):
+            m.d.sync += [
+                self.ky.eq(nky), self.r.eq(nr), self.rem.eq(nrem), self.ky_off.eq(nkyo), self.off.eq(noff),
+                self.nA.eq(_min(nrem, n)), self.maskA.eq(mask_a),
+                self.maskB.eq(Mux((nrem < n) & (nky + 1 < g.KH), ~mask_a, 0)),
+                self.is_first.eq((self.op == self.RESET) | self.is_last),
+                self.is_last.eq((nky == g.KH - 1) & (nrem <= n)),
+            ]
 
     def first(self):
-        return (self.ky == 0) & (self.r == 0)
+        return self.is_first
 
     def last(self, g, n):
-        return (self.ky == g.KH - 1) & (self.r + n >= g.prow)
+        return self.is_last
 
     def reset(self):
-        return [self.ky.eq(0), self.r.eq(0), self.ky_off.eq(0)]
+        self.m.d.comb += self.op.eq(self.RESET)
 
-    def advance(self, g, n, row_step):
-        m = self.m
-        with m.If(self.last(g, n)):
-            m.d.sync += self.reset()
-        with m.Elif(self.r + n >= g.prow):
-            m.d.sync += [self.r.eq(self.r + n - g.prow), self.ky.eq(self.ky + 1),
-                         self.ky_off.eq(self.ky_off + row_step)]
-        with m.Else():
-            m.d.sync += self.r.eq(self.r + n)
+    def advance(self):
+        self.m.d.comb += self.op.eq(self.ADVANCE)
 
 
 class ActivationAGU(wiring.Component):
@@ -199,11 +241,12 @@ class ActivationAGU(wiring.Component):
         g = self.geo
         ln, lpb = exact_log2(n), exact_log2(pb)
         tl = _Tiles(m, "act", AW)
-        pk = _Packed(m, "act", AW, g, n)
+        pk = _Packed(m, "act", AW, g, n, g.fm_lsz, g.act_ls)
 
-        # positions: block start (blk_*) and current (cur_*)
-        names = ("oy", "ox", "rowbase", "xoff", "y", "x")
-        widths = (14, 14, AW, AW, 14, 14)
+        # positions: block start (blk_*) and current (cur_*); ``base`` = rowbase + xoff, a
+        # register of its own (a request adds only the tile's offset to it)
+        names = ("oy", "ox", "rowbase", "xoff", "base", "y", "x")
+        widths = (14, 14, AW, AW, AW, 14, 14)
         blk = {k: Signal(w, name=f"blk_{k}") for k, w in zip(names, widths)}
         cur = {k: Signal(w, name=f"cur_{k}") for k, w in zip(names, widths)}
         nxt = {k: Signal(w, name=f"nxt_{k}") for k, w in zip(names, widths)}
@@ -213,12 +256,13 @@ class ActivationAGU(wiring.Component):
             nxt["oy"].eq(Mux(wrap, cur["oy"] + 1, cur["oy"])),
             nxt["rowbase"].eq(Mux(wrap, cur["rowbase"] + g.act_vls, cur["rowbase"])),
             nxt["xoff"].eq(Mux(wrap, 0, cur["xoff"] + g.act_sxs)),
+            nxt["base"].eq(Mux(wrap, cur["rowbase"] + g.act_vls, cur["base"] + g.act_sxs)),
             nxt["y"].eq(Mux(wrap, cur["y"] + g.V, cur["y"])),
             nxt["x"].eq(Mux(wrap, 0, cur["x"] + g.S)),
         ]
 
         i = Signal(lpb + 1)                          # position within the block
-        p0 = Signal(27)                              # first position of the block
+        left = Signal(27)                            # positions from the block's first on: n_pos - p0
         k0 = Signal(13)
         p_is = Signal(AW)                            # p0 * out_is
         k_ik = Signal(AW)                            # k0 * out_ik
@@ -227,8 +271,7 @@ class ActivationAGU(wiring.Component):
         new_block = Signal()                         # the next vector starts a block
         running = Signal()
         blocks = Signal(32)
-        nb = Signal(lpb + 1)
-        m.d.comb += nb.eq(_min(g.n_pos - p0, pb))
+        nb = Signal(lpb + 1)                         # positions in the block: min(left, pb), a register
 
         # the request
         py = Signal(signed(16))
@@ -241,21 +284,35 @@ class ActivationAGU(wiring.Component):
         m.d.comb += last_tile.eq(Mux(g.packed, pk.last(g, n), tl.last(g, n)))
 
         # tap packing: per-lane row (segment) and column checks
+        # per-tile registers, loaded with the tile's (`_Packed`) from its next counters:
+        # ky - T; the second run's offset (ky + 1 rows, from 0: ky_off + ls - nA * es, which
+        # is off + ls - prow * es whenever there is a second run, nA = prow - r); and the
+        # window [p_lo, p_hi) of the map in a padded line moved to each segment's first
+        # lane, less xoff: lane l's byte in the line is xoff + r * es + l * es (segment A)
+        # or xoff - nA * es + l * es (segment B)
+        SW = AW + 4
+        pky_t = Signal(signed(7), name="act_pky_t")
+        poff_b = Signal(AW, name="act_poff_b")
+        pwin = [Signal(signed(SW), name=f"act_pwin_{k}") for k in ("lo_a", "hi_a", "lo_b", "hi_b")]
+        prow_b = g.prow << g.fm_lsz
+        r_b = pk.nxt["r"] << g.fm_lsz
+        with m.If(pk.upd):
+            m.d.sync += [pky_t.eq(pk.nxt["ky"] - g.T), poff_b.eq(pk.nxt["off"] + g.act_ls - prow_b),
+                         pwin[0].eq(g.p_lo - r_b), pwin[1].eq(g.p_hi - r_b),
+                         pwin[2].eq(g.p_lo + prow_b - r_b), pwin[3].eq(g.p_hi + prow_b - r_b)]
         ya = Signal(signed(16))
-        m.d.comb += ya.eq(cur["y"] + pk.ky - g.T)
+        m.d.comb += ya.eq(cur["y"] + pky_t)
         ok_a = (ya >= 0) & (ya < g.H)
         ok_b = (ya + 1 >= 0) & (ya + 1 < g.H)
         p_lanes = Signal(n)
         p_in = Signal(n)
         m.d.comb += p_lanes.eq(pk.maskA | pk.maskB)
-        # lane l's byte in the padded line is o + l * es, o = xoff + r * es (segment A) or
-        # xoff - nA * es (segment B): the window [p_lo, p_hi) is moved to each segment once
-        # (four subtractions), and each lane compares its small constant l * es with it
-        SW = AW + 4
+        # each segment's window, less xoff (one subtraction each); each lane compares its
+        # small constant l * es with it
         seg = []
-        for tag, o in (("a", cur["xoff"] + (pk.r << g.fm_lsz)), ("b", cur["xoff"] - (pk.nA << g.fm_lsz))):
+        for k, tag in enumerate(("a", "b")):
             lo, hi = Signal(signed(SW), name=f"act_plo_{tag}"), Signal(signed(SW), name=f"act_phi_{tag}")
-            m.d.comb += [lo.eq(g.p_lo - o), hi.eq(g.p_hi - o)]
+            m.d.comb += [lo.eq(pwin[2 * k] - cur["xoff"]), hi.eq(pwin[2 * k + 1] - cur["xoff"])]
             seg.append((lo, hi))
         VB = max(1, ceil_log2(2 * n))                # l * es < 2**VB (es <= 2: 8- and 16-bit maps)
 
@@ -268,12 +325,12 @@ class ActivationAGU(wiring.Component):
             in_a = at_most(seg[0][0], v) & ~at_most(seg[0][1], v)
             in_b = at_most(seg[1][0], v) & ~at_most(seg[1][1], v)
             m.d.comb += p_in[ln_].eq(Mux(pk.maskA[ln_], ok_a & in_a, ok_b & in_b))
-        base = cur["rowbase"] + cur["xoff"]
+        base = cur["base"]
         r = self.req.payload
         with m.If(g.packed):
             m.d.comb += [
-                r.base.eq(base + pk.ky_off + (pk.r << g.fm_lsz)),
-                r.base2.eq(base + pk.ky_off + g.act_ls - (pk.nA << g.fm_lsz)),
+                r.base.eq(base + pk.off),
+                r.base2.eq(base + poff_b),
                 r.seg2.eq(pk.maskB),
                 r.active.eq(p_lanes & p_in),
                 r.side.first.eq(pk.first()),
@@ -281,7 +338,7 @@ class ActivationAGU(wiring.Component):
             ]
         with m.Else():
             m.d.comb += [
-                r.base.eq(base + tl.pk_off + tl.c_off),
+                r.base.eq(base + tl.off),
                 r.active.eq(Mux(inside, lanes, 0)),
                 r.side.first.eq(tl.first()),
                 r.side.fill.eq(Mux(inside, 0, lanes)),
@@ -302,9 +359,11 @@ class ActivationAGU(wiring.Component):
             return [dst[k].eq(src[k]) for k in names]
 
         with m.If(self.start):
-            m.d.sync += [running.eq(1), i.eq(0), p0.eq(0), k0.eq(0), p_is.eq(0), k_ik.eq(0),
-                         wb.eq(0), ab.eq(0), new_block.eq(1), blocks.eq(0), *tl.reset(), *pk.reset()]
-            init = {"oy": 0, "ox": 0, "rowbase": g.act_base0, "xoff": 0, "y": 0, "x": 0}
+            m.d.sync += [running.eq(1), i.eq(0), left.eq(g.n_pos), nb.eq(_min(g.n_pos, pb)), k0.eq(0),
+                         p_is.eq(0), k_ik.eq(0),
+                         wb.eq(0), ab.eq(0), new_block.eq(1), blocks.eq(0), *tl.reset()]
+            pk.reset()
+            init = {"oy": 0, "ox": 0, "rowbase": g.act_base0, "xoff": 0, "base": g.act_base0, "y": 0, "x": 0}
             m.d.sync += [blk[k].eq(v) for k, v in init.items()] + [cur[k].eq(v) for k, v in init.items()]
         with m.Elif(self.req.valid & self.req.ready):
             with m.If(new_block):
@@ -317,7 +376,7 @@ class ActivationAGU(wiring.Component):
                 m.d.comb += self.w_done.eq(Mux(wb, 0b10, 0b01))
                 m.d.sync += [i.eq(0), wb.eq(~wb)]
                 tl.advance(g, n, g.act_ls, g.act_xs, (g.act_cs << ln)[:AW])
-                pk.advance(g, n, g.act_ls)
+                pk.advance()
                 with m.If(~last_tile):
                     m.d.sync += set_pos(cur, blk)
                 with m.Else():
@@ -326,9 +385,10 @@ class ActivationAGU(wiring.Component):
                     with m.If(k0 + n < g.K):
                         m.d.sync += [k0.eq(k0 + n), k_ik.eq(k_ik + (g.out_ik << ln)), *set_pos(cur, blk)]
                     with m.Else():
-                        m.d.sync += [k0.eq(0), k_ik.eq(0), p0.eq(p0 + pb), p_is.eq(p_is + (g.out_is << lpb)),
+                        m.d.sync += [k0.eq(0), k_ik.eq(0), left.eq(left - pb), nb.eq(_min(left - pb, pb)),
+                                     p_is.eq(p_is + (g.out_is << lpb)),
                                      *set_pos(cur, nxt), *set_pos(blk, nxt)]
-                        with m.If(p0 + pb >= g.n_pos):
+                        with m.If(left <= pb):
                             m.d.sync += running.eq(0)
         return m
 
@@ -357,24 +417,24 @@ class WeightLoader(wiring.Component):
         g = self.geo
         ln = exact_log2(n)
         tl = _Tiles(m, "wl", AW)
-        pk = _Packed(m, "wl", AW, g, n)
+        pk = _Packed(m, "wl", AW, g, n, g.w_lsz, g.w_ky)
         last_tile = Signal()
         m.d.comb += last_tile.eq(Mux(g.packed, pk.last(g, n), tl.last(g, n)))
         p0 = Signal(27)
         k0 = Signal(13)
-        kk_off = Signal(AW)                          # k0 * kls
-        jk_off = Signal(AW)                          # j * kls
+        kbase = Signal(AW)                           # w_base + k0 * kls
+        jbase = Signal(AW)                           # w_base + (k0 + j) * kls
         j = Signal(range(n + 1))
         pad_now = Signal()                           # issuing the pad request
         wb = Signal()
         running = Signal()
         issuing = Signal()                           # inside a pass
 
-        nk = _min(g.K - k0, n)
+        nk = Signal(range(n + 1))                    # kernels in the group: min(K - k0, n), a register
         lanes = Signal(n)
         m.d.comb += lanes.eq(Mux(g.packed, pk.maskA | pk.maskB,
                                  lane_mask(m, _min(g.C - tl.c0, n), n, "wl_lanes")))
-        tile_off = Mux(g.packed, pk.ky_off + (pk.r << g.w_lsz), tl.pk_off + tl.c_off)
+        tile_off = Mux(g.packed, pk.off, tl.off)
         r = self.req.payload
         with m.If(pad_now):
             m.d.comb += [
@@ -384,7 +444,7 @@ class WeightLoader(wiring.Component):
             ]
         with m.Else():
             m.d.comb += [
-                r.base.eq(g.w_base + kk_off + jk_off + tile_off),
+                r.base.eq(jbase + tile_off),
                 r.stride.eq(g.w_cs), r.lsz.eq(g.w_lsz), r.signed.eq(g.w_signed),
                 r.side.kind.eq(KIND_WEIGHT), r.side.col.eq(j),
                 r.side.last.eq((j + 1 == nk) & ~self.pad_pc),
@@ -397,12 +457,14 @@ class WeightLoader(wiring.Component):
                      self.done.eq(~running)]
 
         with m.If(self.start):
-            m.d.sync += [running.eq(1), issuing.eq(0), p0.eq(0), k0.eq(0), kk_off.eq(0), jk_off.eq(0),
-                         j.eq(0), pad_now.eq(0), wb.eq(0), *tl.reset(), *pk.reset()]
+            m.d.sync += [running.eq(1), issuing.eq(0), p0.eq(0), k0.eq(0), nk.eq(_min(g.K, n)),
+                         kbase.eq(g.w_base), jbase.eq(g.w_base),
+                         j.eq(0), pad_now.eq(0), wb.eq(0), *tl.reset()]
+            pk.reset()
         with m.Elif(running & ~issuing):
             with m.If(self.w_free.bit_select(wb, 1)):
                 m.d.comb += self.w_load.eq(Mux(wb, 0b10, 0b01))
-                m.d.sync += [issuing.eq(1), j.eq(0), jk_off.eq(0), pad_now.eq(0)]
+                m.d.sync += [issuing.eq(1), j.eq(0), jbase.eq(kbase), pad_now.eq(0)]
         with m.Elif(issuing & self.req.ready):
             end = Signal()
             with m.If(pad_now):
@@ -413,16 +475,16 @@ class WeightLoader(wiring.Component):
                 with m.Else():
                     m.d.comb += end.eq(1)
             with m.Else():
-                m.d.sync += [j.eq(j + 1), jk_off.eq(jk_off + g.w_kls)]
+                m.d.sync += [j.eq(j + 1), jbase.eq(jbase + g.w_kls)]
             with m.If(end):
                 m.d.sync += [issuing.eq(0), wb.eq(~wb)]
                 tl.advance(g, n, g.w_ky, g.w_pk, (g.w_cs << ln)[:AW])
-                pk.advance(g, n, g.w_ky)
+                pk.advance()
                 with m.If(last_tile):
                     with m.If(k0 + n < g.K):
-                        m.d.sync += [k0.eq(k0 + n), kk_off.eq(kk_off + (g.w_kls << ln))]
+                        m.d.sync += [k0.eq(k0 + n), nk.eq(_min(g.K - k0 - n, n)), kbase.eq(kbase + (g.w_kls << ln))]
                     with m.Else():
-                        m.d.sync += [k0.eq(0), kk_off.eq(0), p0.eq(p0 + pb)]
+                        m.d.sync += [k0.eq(0), nk.eq(_min(g.K, n)), kbase.eq(g.w_base), p0.eq(p0 + pb)]
                         with m.If(p0 + pb >= g.n_pos):
                             m.d.sync += running.eq(0)
         return m

@@ -33,7 +33,11 @@ Microarchitecture
   row goes into the caches of the lanes that asked for it, one cycle after the
   request, as bus.py guarantees); extract (per lane the byte out of the cached row
   into the element being assembled, on the ECP5 through `hw.wide_mux`; the last
-  byte completes ``out``, combinationally). ``out`` has no back-pressure.
+  byte completes ``out``, combinationally). ``out`` has no back-pressure. The
+  response and extract stages' registers load every cycle (they are read only
+  under their beat flags, and ``out_vals``/``out_side`` only with ``out_valid``),
+  so the beat's end, which the row-cache hits decide late in the cycle, enables
+  only the issue stage's registers.
 
 Latency: 3 cycles from the ``req`` transfer to ``out_valid`` for 8-bit elements
 needing at most one read per beat (read port always ready), one more per extra
@@ -194,12 +198,19 @@ class VectorGather(wiring.Component):
                 m.d.sync += v0.eq(0)
             with m.Else():
                 m.d.sync += [bi.eq(bi + 1), done0.eq(0)]
-                m.d.sync += [addr[i].eq(addr[i] + 1) for i in range(n)]
         with m.If(self.req.valid & self.req.ready):
-            offs = _lane_offsets(m, req.stride, n, AW)
             m.d.sync += [v0.eq(1), active0.eq(req.active), done0.eq(0), bi.eq(0),
                          lsz0.eq(req.lsz), sgn0.eq(req.signed), side0.eq(req.side)]
-            m.d.sync += [addr[i].eq(Mux(req.seg2[i], req.base2, req.base) + offs[i]) for i in range(n)]
+        # the lane addresses: both outcomes of the beat computed without its end (a new
+        # vector's addresses, the next byte's, the same), then the beat's end picks one,
+        # so it selects the address registers' inputs at their last multiplexer (the end of
+        # a beat implies v0, so ~v0 takes a waiting request without it)
+        offs = _lane_offsets(m, req.stride, n, AW)
+        for i in range(n):
+            new = Mux(req.seg2[i], req.base2, req.base) + offs[i]
+            at_end = Mux(last_byte, Mux(self.req.valid, new, addr[i]), addr[i] + 1)
+            idle = Mux(~v0 & self.req.valid, new, addr[i])
+            m.d.sync += addr[i].eq(Mux(beat_end, at_end, idle))
         with m.If(self.flush):
             m.d.sync += tvalid.eq(0)
 
@@ -209,20 +220,21 @@ class VectorGather(wiring.Component):
             s1_beat.eq(beat_end),
             s1_last.eq(vec_end),
         ]
-        with m.If(beat_end):
-            m.d.sync += [s1_bi.eq(bi), s1_active.eq(active0), s1_lsz.eq(lsz0), s1_sgn.eq(sgn0),
-                         s1_side.eq(side0)]
-            m.d.sync += [s1_off[i].eq(addr[i][:lR]) for i in range(n)]
+        # the beat's values follow it unconditionally (they are read only under s1_beat and
+        # s2_beat): the beat's end, which the row-cache hits decide late in the cycle,
+        # enables none of these registers
+        m.d.sync += [s1_bi.eq(bi), s1_active.eq(active0), s1_lsz.eq(lsz0), s1_sgn.eq(sgn0),
+                     s1_side.eq(side0)]
+        m.d.sync += [s1_off[i].eq(addr[i][:lR]) for i in range(n)]
 
         # response: fill the caches
         for i in range(n):
             with m.If(s1_read & s1_load[i]):
                 m.d.sync += cache[i].eq(self.rd.rsp.payload)
         m.d.sync += [s2_beat.eq(s1_beat), s2_last.eq(s1_last)]
-        with m.If(s1_beat):
-            m.d.sync += [s2_bi.eq(s1_bi), s2_active.eq(s1_active), s2_lsz.eq(s1_lsz),
-                         s2_sgn.eq(s1_sgn), s2_side.eq(s1_side)]
-            m.d.sync += [s2_off[i].eq(s1_off[i]) for i in range(n)]
+        m.d.sync += [s2_bi.eq(s1_bi), s2_active.eq(s1_active), s2_lsz.eq(s1_lsz),
+                     s2_sgn.eq(s1_sgn), s2_side.eq(s1_side)]
+        m.d.sync += [s2_off[i].eq(s1_off[i]) for i in range(n)]
 
         # extract: one byte per lane per beat
         vb = self.value_bits

@@ -19,7 +19,9 @@ Order (the golden model's):
 4. ILLEGAL_OPERAND for D-OVERLAP (the destination against each range read), then
    ADDRESS_RANGE for every range (one range per cycle through a three-stage
    pipeline: select the range, add its end, compare with one 66-bit comparator
-   pair; it runs while the FSM computes the last constants, which no range needs).
+   pair; it runs while the FSM computes the last constants, which no range needs;
+   the extents it reads are registers refreshed every cycle, one adder deep each,
+   the feature map's four terms in two levels).
 
 Datapath: one radix-4 shift-add multiplier (``a * b`` for a ``b`` of up to 26 bits,
 two bits per cycle) and one restoring divider (one quotient bit per cycle) shared
@@ -236,13 +238,17 @@ class MatrixSetup(wiring.Component):
         fm_span_r, k_span_r = Signal(48), Signal(48)
         dst_end = Signal(66)
         # registers, refreshed every cycle: their inputs are settled cycles before the
-        # pipeline reads them (n_out, r_ckk, r_k1, ... come before `range_step`)
+        # pipeline reads them (n_out, r_ckk, r_c1, r_h1, r_w1 come two steps or more before
+        # `range_step`, r_k1 the step before it); one adder each (the feature map's four
+        # terms in two levels of registers)
+        fm_ch, fm_xw = Signal(48), Signal(48)
         m.d.comb += [
-            fm_span.eq(r_c1 + r_h1 + r_w1 + fe),
+            fm_span.eq(fm_ch + fm_xw),
             k_span.eq(r_k1 + (r_ckk << w_lsz)),
             dst_n.eq(n_out << r_lsz),
         ]
-        m.d.sync += [fm_span_r.eq(fm_span), k_span_r.eq(k_span), dst_end.eq(f.dst + dst_n)]
+        m.d.sync += [fm_ch.eq(r_c1 + r_h1), fm_xw.eq(r_w1 + fe),
+                     fm_span_r.eq(fm_span), k_span_r.eq(k_span), dst_end.eq(f.dst + dst_n)]
         ranges = [  # (enable, is a read, address, length)
             (Const(1), 1, f.fm, fm_span_r),
             (Const(1), 1, f.kernel, k_span_r),

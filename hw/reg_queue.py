@@ -8,12 +8,18 @@ register, and ``r_data`` is a register (the entries move up as the oldest
 leaves), so no path runs from one side to the other. ``flush`` empties the queue (a write in the
 same cycle is dropped).
 
+``ring=True``: the entries stay in the slot they were written to and ``r_data``
+is a multiplexer on a read-pointer register, so ``r_ready`` drives only the
+pointer and the count, not the entries' enables (a consumer whose ready comes
+late in the cycle, such as a matrix gather's, then has a short path into the
+queue), at the cost of a multiplexer on the data.
+
 Latency: an entry written in cycle t can be read in cycle t + 1. Throughput: one
 entry per cycle (with one entry queued, a read and a write in the same cycle keep
 it at one).
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -21,7 +27,7 @@ __all__ = ["RegQueue"]
 
 
 class RegQueue(wiring.Component):
-    def __init__(self, shape, depth=2):
+    def __init__(self, shape, depth=2, *, ring=False):
         if not isinstance(depth, int) or depth < 2:
             raise ValueError(f"a RegQueue holds at least 2 entries, not {depth!r}")
         super().__init__({
@@ -32,6 +38,7 @@ class RegQueue(wiring.Component):
         })
         self._shape = shape
         self.depth = depth
+        self.ring = ring
 
     def elaborate(self, platform):
         m = Module()
@@ -43,10 +50,31 @@ class RegQueue(wiring.Component):
         m.d.comb += [
             self.count.eq(count),
             self.w_ready.eq(count != n), self.r_valid.eq(count != 0), self.empty.eq(count == 0),
-            self.r_data.eq(slots[0]),
             push.eq(self.w_valid & self.w_ready & ~self.flush),
             pop.eq(self.r_valid & self.r_ready),
         ]
+        with m.If(self.flush):
+            m.d.sync += count.eq(0)
+        with m.Else():
+            m.d.sync += count.eq(count + push - pop)
+        if self.ring:
+            # write and read pointers: a slot is written only by a push
+            wp, rp = Signal(range(n), name="wp"), Signal(range(n), name="rp")
+            with m.Switch(rp):
+                for i in range(n):
+                    with m.Case(i):
+                        m.d.comb += self.r_data.eq(slots[i])
+            with m.If(push):
+                for i in range(n):
+                    with m.If(wp == i):
+                        m.d.sync += slots[i].eq(self.w_data)
+                m.d.sync += wp.eq(Mux(wp == n - 1, 0, wp + 1))
+            with m.If(pop):
+                m.d.sync += rp.eq(Mux(rp == n - 1, 0, rp + 1))
+            with m.If(self.flush):
+                m.d.sync += [wp.eq(0), rp.eq(0)]
+            return m
+        m.d.comb += self.r_data.eq(slots[0])
         # the entries move towards slot 0 as the oldest leaves, so the head is read from a
         # register without a multiplexer
         for i in range(n):
@@ -58,8 +86,4 @@ class RegQueue(wiring.Component):
                         m.d.sync += slots[i].eq(slots[i + 1])
             with m.Elif(push & (count == i)):
                 m.d.sync += slots[i].eq(self.w_data)
-        with m.If(self.flush):
-            m.d.sync += count.eq(0)
-        with m.Else():
-            m.d.sync += count.eq(count + push - pop)
         return m

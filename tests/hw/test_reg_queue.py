@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""`hw.reg_queue.RegQueue` against a Python model of a queue of 2 and 3 entries,
-every cycle: random writes, reads and flushes; ``w_ready``/``r_valid``/``empty``/
+"""`hw.reg_queue.RegQueue` (shifting and ``ring``) against a Python model of a queue
+of 2 and 3 entries, every cycle: random writes, reads and flushes; ``w_ready``/``r_valid``/``empty``/
 ``count`` from the count, ``r_data`` the oldest entry, order kept, a flush drops
 everything (and the write of its cycle), one entry per cycle sustained."""
 
@@ -13,9 +13,10 @@ from amaranth.sim import Simulator
 from xdsa.hw.reg_queue import RegQueue
 
 
+@pytest.mark.parametrize("ring", [False, True])
 @pytest.mark.parametrize("depth", [2, 3])
-def test_against_model(depth):
-    dut = RegQueue(16, depth)
+def test_against_model(depth, ring):
+    dut = RegQueue(16, depth, ring=ring)
     model = deque()
     rng = random.Random(7)
     passed = []
@@ -54,10 +55,11 @@ def test_against_model(depth):
     assert len(passed) > 1000
 
 
+@pytest.mark.parametrize("ring", [False, True])
 @pytest.mark.parametrize("depth", [2, 3])
-def test_one_entry_per_cycle(depth):
+def test_one_entry_per_cycle(depth, ring):
     """Written and read every cycle, the queue passes one entry per cycle, one cycle late."""
-    dut = RegQueue(8, depth)
+    dut = RegQueue(8, depth, ring=ring)
 
     async def bench(ctx):
         ctx.set(dut.w_valid, 1)
