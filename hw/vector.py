@@ -17,9 +17,17 @@ Checks (D-PRECEDENCE), one per cycle:
 2. the golden model's unit rules (ABS of an unsigned unit, ASR beyond 32 bits,
    NSR not halving, SXT/UXT widths) -> UNSUPPORTED_UNIT;
 3. ASUM of length 0 completes at once; a reduction axis mask of 0 -> ILLEGAL_OPERAND;
-4. D-OVERLAP, one source per cycle -> ILLEGAL_OPERAND;
+4. D-OVERLAP, one source per cycle (`hw.vector_overlap.OverlapCheck`) -> ILLEGAL_OPERAND;
 5. the byte range of every operand within ``mem_bytes`` (addresses up to 64 bits,
    lengths up to 64 bits, exact arithmetic), one operand per cycle -> ADDRESS_RANGE.
+
+The verdicts of 4 and 5 are registers, so no check's arithmetic lies on the paths
+of the control state and the fault register: a range verdict is acted on in the
+cycle after its check (the next RANGE cycle, or PREP, which then starts nothing), a
+D-OVERLAP verdict two cycles after it (the check is a two-stage pipeline; the verdict
+of the last source arrives in the second RANGE cycle, before that cycle's range
+verdict in D-PRECEDENCE's order). Passing checks cost no cycle; a fault is reported
+one (range) or two (D-OVERLAP) cycles after the cycle of its check.
 
 Microarchitecture
 -----------------
@@ -56,7 +64,7 @@ port per cycle is one full beat; narrower or wider datapaths are refused in
 
 Latency and throughput (no memory stalls): setup takes 3 cycles (DECODE, the unit
 checks, the start of the streams) plus one per overlap check and one per range
-check; the first read is issued in the cycle after setup and the pipeline adds 9
+check (the late verdicts above add none); the first read is issued in the cycle after setup and the pipeline adds 9
 cycles (request, response, A, S0, S1, T, S2, P, writer) plus one to the last write.
 Steady state: one beat per ``occ`` cycles (see `hw.vector_alu`), e.g. W bytes of
 int8 ADD results per cycle at any alignment.
@@ -81,6 +89,7 @@ from .bus import engine_members, row_addr_bits
 from .vector_alu import OCC_BITS, beat_config_layout
 from .vector_ops import NARROW_KINDS, NARROW_SCALED_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
+from .vector_overlap import OverlapCheck
 from .vector_reduce import Reducer
 from .vector_stream import StreamReader, StreamWriter, funnel
 from .vector_swar import LANE_BITS
@@ -108,39 +117,6 @@ def refuses(config, op, fields):
 S0, S1, S2, D = range(4)
 SLOT_ROLE = ("s0", "s1", "s2", "d")
 RULES = {"": 0, "abs": 1, "asr": 2, "nsr": 3, "extend": 4}
-
-
-def overlap_fault(m, delta, length, bs, bd):
-    """D-OVERLAP for one source (docs/isa-decisions.md): 1 when an elementwise
-    instruction of `length` elements whose destination (units of 4 << `bd` bits) lies
-    `delta` bytes below the source (units of 4 << `bs` bits; `delta` = src - dst, signed)
-    must fault ILLEGAL_OPERAND. Exact for 64-bit addresses and lengths.
-
-    With a = 4 << bs, b = 4 << bd bits and X = 8 * delta, the golden rule (the ranges
-    intersect and d + k*b > s + k*a for k = 1 or n - 1) reduces, for n > 1, to
-
-        -n*a < X < min(b - a, 0)    or    b > a and 0 <= X < (n - 1)*(b - a)
-
-    (below the destination's start only a source that still overlaps it; above it, a
-    widening destination that catches up with its source), evaluated with T = X + (n-1)*a
-    as T > -a and T < (n - 1)*b: two shifts of n - 1, one 72-bit adder and one comparator
-    (the direct form needs the byte counts of both ranges as well)."""
-    nm1 = Signal(64, name="ov_nm1")
-    m.d.comb += nm1.eq(length - 1)
-    X = delta << 3
-    T = Signal(signed(73), name="ov_t")
-    m.d.comb += T.eq(X + (nm1 << (bs + 2)))
-    Q = Signal(72, name="ov_q")
-    m.d.comb += Q.eq(nm1 << (bd + 2))
-    below = Signal(name="ov_below")            # X < min(b - a, 0), i.e. 2 * delta < min(b - a, 0) / 4
-    lim = Signal(signed(6), name="ov_lim")
-    m.d.comb += lim.eq(Mux(bd < bs, (Const(1, 6) << bd) - (Const(1, 6) << bs), 0))
-    m.d.comb += below.eq((delta << 1) < lim)
-    near = Signal(name="ov_near")              # -n*a < X
-    m.d.comb += near.eq(T > -(Const(4, 8) << bs).as_signed())
-    ahead = Signal(name="ov_ahead")            # b > a and 0 <= X < (n - 1)*(b - a)
-    m.d.comb += ahead.eq((bd > bs) & (delta >= 0) & (T < Q))
-    return (length > 1) & ((below & near) | ahead)
 
 
 def _field_layouts(sources):
@@ -393,13 +369,16 @@ class VectorEngine(wiring.Component):
         m.d.comb += range_bad.eq((slot_count != 0) & (slot_count[TB:].any() | slot_addr[TB:].any()
                                                       | (slot_addr[:TB] + slot_bytes > cfg.mem_bytes)))
 
-        # D-OVERLAP (exact, 64-bit addresses and lengths) relative to delta = source - destination
-        # (Amaranth differences are signed)
-        diff = slot_addr - addr[D]
-        delta = Signal.like(diff, name="delta")
-        m.d.comb += delta.eq(diff)
-        ov_bad = Signal()
-        m.d.comb += ov_bad.eq(overlap_fault(m, delta, length, slot_b, bd))
+        # The verdicts reach the FSM as registers, so that no check's arithmetic lies on the
+        # paths of the state and the fault register: the range verdict of a RANGE cycle
+        # (rg_hit) is read in the next cycle (RANGE or PREP), the D-OVERLAP verdict of an
+        # OVERLAP cycle two cycles later (`hw.vector_overlap`, two stages; in OVERLAP or RANGE:
+        # an elementwise instruction has at least two RANGE cycles, the destination's and a
+        # source's). A verdict arriving with an earlier one's is later in D-PRECEDENCE's order:
+        # ov_hit first.
+        rg_hit = Signal()
+        m.submodules.ov = ovc = OverlapCheck()
+        ov_hit = ovc.bad
 
         def first_from(mask, start):
             """(found, index) of the first set bit of `mask` at `start` or above."""
@@ -544,28 +523,34 @@ class VectorEngine(wiring.Component):
                     m.d.sync += st.eq(RANGE)
 
             with m.Case(OVERLAP):
+                # checks the slot ck (its verdict in ov_hit two cycles later)
                 nxt_any, nxt = first_from(ov_mask, ck + 1)
                 more_ov = nxt_any & (ck < 2)
                 m.d.comb += ck_n.eq(Mux(more_ov, nxt, D))
-                with m.If(ov_bad):
+                with m.If(ov_hit):
                     m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ILLEGAL_OPERAND))]
                 with m.Elif(~more_ov):
                     m.d.sync += st.eq(RANGE)
 
             with m.Case(RANGE):
-                # destination first (slot 3), then the sources 0, 1, 2
+                # destination first (slot 3), then the sources 0, 1, 2 (each verdict in rg_hit in
+                # the next cycle; the last sources' D-OVERLAP verdicts arrive here)
                 nxt_any, nxt = first_from(src4, Mux(ck == D, 0, ck + 1))
                 more_rg = nxt_any & ((ck == D) | (ck < 2))
                 with m.If(more_rg):
                     m.d.comb += ck_n.eq(nxt)
-                with m.If(range_bad):
+                with m.If(ov_hit):
+                    m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ILLEGAL_OPERAND))]
+                with m.Elif(rg_hit):
                     m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ADDRESS_RANGE))]
                 with m.Elif(~more_rg):
                     m.d.sync += st.eq(PREP)
 
             with m.Case(PREP):
-                # start the readers, the writer and the pipeline
-                m.d.comb += start_rd.eq(1)
+                # the last range verdict; then start the readers, the writer and the pipeline
+                # (the registers below are loaded either way: a faulting PREP starts nothing, and
+                # the next instruction's PREP loads them again)
+                m.d.comb += start_rd.eq(~rg_hit)
                 m.d.sync += [
                     eleft.eq(length), full.eq(length >= beat_e), more.eq(length != 0),
                     dleft.eq(nibbles(count_d, bd)),
@@ -586,7 +571,9 @@ class VectorEngine(wiring.Component):
                     bcfg.ws.eq(Mux(props.pattern, bsel[S0], lsel)),
                     bcfg.imm0.eq(imm0), bcfg.imm1.eq(imm1), bcfg.isg.eq(signed[S0]),
                 ]
-                with m.If(tail_odd):
+                with m.If(rg_hit):
+                    m.d.sync += [st.eq(DONE), fault.eq(int(Fault.ADDRESS_RANGE))]
+                with m.Elif(tail_odd):
                     m.d.sync += st.eq(TAIL_REQ)
                 with m.Elif(props.reduction):
                     m.d.sync += [st.eq(RED), red_run.eq(1)]
@@ -615,6 +602,11 @@ class VectorEngine(wiring.Component):
                 m.d.comb += self.done.valid.eq(1)
                 with m.If(self.done.ready):
                     m.d.sync += st.eq(IDLE)
+
+        # --- the checks' verdicts as registers ------------------------------------------------------------------
+        m.d.sync += rg_hit.eq((st == RANGE) & range_bad)
+        m.d.comb += [ovc.valid.eq(st == OVERLAP), ovc.src.eq(slot_addr), ovc.dst.eq(addr[D]), ovc.bs.eq(slot_b),
+                     ovc.length.eq(length), ovc.bd.eq(bsel_c[D])]
 
         # --- readers ------------------------------------------------------------------------------------------
         for s, r in enumerate(readers):

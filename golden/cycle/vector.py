@@ -17,7 +17,12 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   registered with it), one for the unit checks, one per source for D-OVERLAP, one per
   operand for the byte ranges (destination first), one to start the streams;
   an odd int4 destination then reads its last byte on port B (request until
-  granted, one cycle for the response).
+  granted, one cycle for the response). The checks' verdicts are registers: a range
+  verdict is acted on in the cycle after its check (the next RANGE cycle, or PREP,
+  which then starts nothing), a D-OVERLAP verdict two cycles after (OVERLAP or
+  RANGE; an earlier check's verdict first), so a faulting check reaches DONE one
+  (range) or two (D-OVERLAP) cycles later than its own cycle; passing checks cost
+  nothing.
 * **lanes per beat**: E = 8 W / L elements, L the widest unit of the instruction (at
   least ``config.vector_min_lane``: int4-only instructions in 8-bit lanes on `base`);
   every source delivers ``E * bits / 4`` nibbles per beat (the rest of the vector
@@ -274,6 +279,7 @@ class VectorModel:
         self.state = IDLE
         self.fault = 0
         self.ck = 0
+        self.ov_1 = self.ov_hit = self.rg_hit = False     # the checks' verdict registers
         self.p = None
         self.readers = [_Reader(self.rn), _Reader(self.rn), _Reader(self.rn, source2_slots(config))]
         self.writer = _Writer(self.rn)
@@ -401,6 +407,12 @@ class VectorModel:
         w_in_valid, w_cnt = self.vp and run, self.o_cnt
         starts = {}
 
+        # the checks' verdicts: registers, read one (range) or two (D-OVERLAP) cycles after the
+        # cycle that checks the slot
+        ov_hit, rg_hit = self.ov_hit, self.rg_hit
+        self.ov_hit, self.ov_1 = self.ov_1, st == OVERLAP and self._ov_bad(self.ck)
+        self.rg_hit = st == RANGE and self._range_bad(self.ck)
+
         # control FSM
         nxt = st
         if st == IDLE:
@@ -420,7 +432,7 @@ class VectorModel:
                 nxt, self.ck = OVERLAP, p.sources[0]
         elif st == OVERLAP:
             later = [s for s in p.sources if s > self.ck]
-            if self._ov_bad(self.ck):
+            if ov_hit:
                 nxt, self.fault = DONE, int(Fault.ILLEGAL_OPERAND)
             elif later:
                 self.ck = later[0]
@@ -428,12 +440,16 @@ class VectorModel:
                 nxt, self.ck = RANGE, D
         elif st == RANGE:
             later = [s for s in p.sources if self.ck == D or s > self.ck]
-            if self._range_bad(self.ck):
+            if ov_hit:
+                nxt, self.fault = DONE, int(Fault.ILLEGAL_OPERAND)
+            elif rg_hit:
                 nxt, self.fault = DONE, int(Fault.ADDRESS_RANGE)
             elif later:
                 self.ck = later[0]
             else:
                 nxt = PREP
+        elif st == PREP and rg_hit:
+            nxt, self.fault = DONE, int(Fault.ADDRESS_RANGE)
         elif st == PREP:
             for s in p.sources:
                 starts[s] = (2 * p.addr[s], p.n * p.units[s].bits // 4)

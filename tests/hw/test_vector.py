@@ -31,7 +31,6 @@ Waveforms: ``XDSA_VCD=1`` writes ``vector_<config>.vcd``.
 
 
 import pytest
-from amaranth.hdl import signed
 
 from xdsa.golden.isa import DataUnit as DU, Fault
 from xdsa.hw.config import CoreConfig, get_config
@@ -155,18 +154,20 @@ def test_min_lane_configuration():
 
 
 def test_overlap_rule_matches_golden():
-    """`overlap_fault` (the engine's D-OVERLAP test for one source) against the golden
-    model's rule (golden/semantics/elementwise.py) for every pair of unit widths, on
-    small distances and lengths around the boundaries and on random 64-bit addresses and
-    lengths (a pysim run of the combinational logic, one vector per cycle)."""
+    """`OverlapCheck` (hw/vector_overlap.py, the engine's D-OVERLAP test for one source)
+    against the golden model's rule (golden/semantics/elementwise.py) for every pair of
+    unit widths, on small distances and lengths around the boundaries and on random
+    64-bit addresses and lengths: a pysim run of the pipeline, one check every other
+    cycle (the length and the destination's unit presented one cycle earlier, as in
+    the engine), each verdict two cycles after its check, while the next vector is
+    presented, and no verdict for the cycles without ``valid``."""
     import random
 
-    from amaranth.hdl import Module, Signal
     from amaranth.sim import Simulator
 
     from xdsa.golden import units as U
     from xdsa.golden.semantics.elementwise import _check_overlap
-    from xdsa.hw.vector import overlap_fault
+    from xdsa.hw.vector_overlap import OverlapCheck
 
     width_units = {u.bits: u for u in (DU.U4, DU.U8, DU.U16, DU.U32, DU.U64)}
 
@@ -199,22 +200,30 @@ def test_overlap_rule_matches_golden():
     expected = [golden_bad(*v) for v in vectors]
     assert 0 < sum(expected) < len(expected)       # both verdicts occur
 
-    m = Module()
-    src, dst, length = Signal(64), Signal(64), Signal(64)
-    bs, bd = Signal(3), Signal(3)
-    delta = Signal(signed(65))
-    m.d.comb += delta.eq(src - dst)
-    bad = Signal()
-    m.d.comb += bad.eq(overlap_fault(m, delta, length, bs, bd))
+    dut = OverlapCheck()
     got = []
 
     async def bench(ctx):
-        for v in vectors:
-            for sig, val in zip((src, dst, length, bs, bd), v):
-                ctx.set(sig, val)
-            got.append(bool(ctx.get(bad)))
+        # vector i: its length and bd in cycle 2i, the check (valid) in cycle 2i + 1 with the
+        # length and bd held, the verdict in cycle 2i + 3 (while the next vector is presented)
+        seen = []
+        for src, dst, n, bs, bd in vectors:
+            for valid in (0, 1):
+                for sig, val in ((dut.src, src), (dut.dst, dst), (dut.length, n), (dut.bs, bs), (dut.bd, bd),
+                                 (dut.valid, valid)):
+                    ctx.set(sig, val)
+                await ctx.tick()
+                seen.append(ctx.get(dut.bad))
+        ctx.set(dut.valid, 0)
+        for _ in range(2):
+            await ctx.tick()
+            seen.append(ctx.get(dut.bad))
+        # seen[k]: the verdict during cycle k + 1; vector i's check in cycle 2i + 1 -> seen[2i + 2]
+        got.extend(bool(seen[2 * i + 2]) for i in range(len(vectors)))
+        assert not any(seen[2 * i + 1] for i in range(len(vectors))), "a verdict for a cycle without valid"
 
-    sim = Simulator(m)
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
     wrong = [(v, e) for v, e, g in zip(vectors, expected, got) if e != g]

@@ -65,6 +65,14 @@ def cases(seed):
     out.append(mk("len1_int4_odd", "data_convert", {"s0": DU.U8, "d": DU.U4}, 1, sat=1))
     out.append(mk("overlap_illegal", "add", B, 20, addr={"s0": 0x400, "s1": 0x800, "d": 0x401}))
     out.append(mk("range_src1", "add", B, 20, addr={"s0": 0x400, "s1": 8190, "d": 0x900}))
+    # the checks' verdicts arrive one (range) or two (D-OVERLAP) cycles after their checks: a fault
+    # of the last source's D-OVERLAP check and one of the destination's range (in the same
+    # cycle: D-OVERLAP first), a destination out of range, MEDIAN's first and third sources
+    out.append(mk("overlap_src1_dst_range", "add", B, 20, addr={"s0": 0x400, "s1": 8170, "d": 8171}))
+    out.append(mk("range_dst", "add", B, 20, addr={"s0": 0x400, "s1": 0x800, "d": 8180}))
+    M8 = {"s0": DU.S8, "s1": DU.S8, "s2": DU.S8, "d": DU.S8}
+    out.append(mk("overlap_median_s0", "median", M8, 30, addr={"s0": 0x7FF, "s1": 0x400, "s2": 0x500, "d": 0x800}))
+    out.append(mk("overlap_median_s2", "median", M8, 30, addr={"s0": 0x300, "s1": 0x400, "s2": 0x7FF, "d": 0x800}))
     out.append(mk("float", "max", {"s0": DU.S8, "s1": DU.FP16, "d": DU.S8}, 20))
     out.append(mk("abs_unsigned", "abs", {"s0": DU.U16, "d": DU.U16}, 20))
     out.append(mk("inplace", "add", B, 40, addr={"s0": 0x500, "s1": 0x900, "d": 0x500}))
