@@ -69,24 +69,43 @@ class VectorWriter(wiring.Component):
         # enables nor the "last write" that takes the next vector wait for the
         # arithmetic from `j`: `k` elements, `length` bytes, whether it `crosses` a row
         # boundary and whether it is the vector's `last` piece.
-        per = Signal(range(R + 1))                   # elements per contiguous piece
-        m.d.comb += per.eq(Const(R, lR + 1) >> v.lsz)
         k = Signal(range(n + 1))
         length = Signal(range(R + 1))
         crosses = Signal()
         last = Signal()
         addr = Signal(AW)                            # base + j * stride, advanced with j
 
-        def piece_shape(j_new, addr_new, count, lsz, is_contig, per_):
-            """The registers' next values for the piece starting at element `j_new`."""
-            rem = Signal(range(n + 1), name="rem_next")
-            k_new = Signal(range(n + 1), name="k_next")
-            len_new = Signal(range(R + 1), name="length_next")
-            m.d.comb += [rem.eq(count - j_new),
-                         k_new.eq(Mux(is_contig, Mux(rem < per_, rem, per_), 1)),
-                         len_new.eq((k_new << lsz)[:lR + 1])]
-            return [k.eq(k_new), length.eq(len_new),
-                    crosses.eq((addr_new[:lR] + len_new) > R), last.eq(rem <= k_new)]
+        # One copy of that arithmetic serves both cases, chosen by registers: when no
+        # vector is held or the held one is on its last piece, the next piece is the
+        # first of the vector at the input (j = 0 at its base), else the one after
+        # the current piece. The registers load it when a vector is taken or a piece
+        # finishes.
+        from_input = Signal()
+        m.d.comb += from_input.eq(~have | last)
+        nv = self.vec.payload
+        nv_contig = Signal()
+        m.d.comb += nv_contig.eq(nv.stride == (Const(1, 4) << nv.lsz))
+        j_next = Signal.like(j)
+        addr_next = Signal(AW)
+        m.d.comb += [j_next.eq(j + k), addr_next.eq(addr + Mux(contig, length, v.stride))]
+        s_j = Mux(from_input, 0, j_next)
+        s_off = Signal(lR)
+        s_count = Signal.like(v.count)
+        s_lsz = Signal.like(v.lsz)
+        s_contig = Signal()
+        m.d.comb += [s_off.eq(Mux(from_input, nv.base[:lR], addr_next[:lR])),
+                     s_count.eq(Mux(from_input, nv.count, v.count)),
+                     s_lsz.eq(Mux(from_input, nv.lsz, v.lsz)),
+                     s_contig.eq(Mux(from_input, nv_contig, contig))]
+        rem = Signal(range(n + 1), name="rem_next")
+        k_new = Signal(range(n + 1), name="k_next")
+        len_new = Signal(range(R + 1), name="length_next")
+        s_per = Const(R, lR + 1) >> s_lsz            # elements per contiguous piece
+        m.d.comb += [rem.eq(s_count - s_j),
+                     k_new.eq(Mux(s_contig, Mux(rem < s_per, rem, s_per), 1)),
+                     len_new.eq((k_new << s_lsz)[:lR + 1])]
+        next_shape = [k.eq(k_new), length.eq(len_new), crosses.eq((s_off + len_new) > R),
+                      last.eq(rem <= k_new)]
 
         # the piece's bytes: a whole row's worth of the packed vector (contiguous; pieces
         # start at multiples of `per` elements, so this is a word select), or element j
@@ -131,22 +150,16 @@ class VectorWriter(wiring.Component):
             with m.If(crosses & ~second):
                 m.d.sync += second.eq(1)
             with m.Else():
-                j_next = Signal.like(j)
-                addr_next = Signal(AW)
-                m.d.comb += [j_next.eq(j + k), addr_next.eq(addr + Mux(contig, length, v.stride))]
                 m.d.sync += [second.eq(0), j.eq(j_next), addr.eq(addr_next)]
-                m.d.sync += piece_shape(j_next, addr_next, v.count, v.lsz, contig, per)
+                m.d.sync += next_shape          # the next piece (from_input: unused, have drops)
                 with m.If(last):
                     m.d.comb += last_write.eq(1)
                     m.d.sync += have.eq(0)
         m.d.comb += self.vec.ready.eq(~have | last_write)
         with m.If(self.vec.valid & self.vec.ready):
-            nv = self.vec.payload
-            nv_contig = Signal()
-            m.d.comb += nv_contig.eq(nv.stride == (Const(1, 4) << nv.lsz))
             m.d.sync += [v.eq(nv), have.eq(nv.count != 0), j.eq(0), second.eq(0),
                          addr.eq(nv.base), contig.eq(nv_contig)]
-            m.d.sync += piece_shape(0, nv.base, nv.count, nv.lsz, nv_contig, Const(R, lR + 1) >> nv.lsz)
+            m.d.sync += next_shape              # from_input is high whenever vec.ready is
         return m
 
 
