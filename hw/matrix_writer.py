@@ -108,7 +108,7 @@ class VectorWriter(wiring.Component):
                       last.eq(rem <= k_new)]
 
         # the piece's bytes: a whole row's worth of the packed vector (contiguous; pieces
-        # start at multiples of `per` elements, so this is a word select), or element j
+        # start at multiples of a row's worth of elements, so this is a word select), or element j
         piece = Signal(8 * R)
         elem = [Cat(v.data[i], v.data[i][31].replicate(32)) for i in range(n)]    # 8-byte units: sign-extended
         with m.If(contig):
