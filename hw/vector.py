@@ -72,7 +72,7 @@ int8 ADD results per cycle at any alignment.
 Measured through the `base` core (``xdsa bench vector``, W = 32, Verilator):
 int8 ADD over 64 KiB at 31.5 destination bytes per cycle (98.5 % of W; the rest
 is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path of 13
-stages, 9-cycle steps) at 0.89, a 16-element int8 ADD in 32 cycles from issue to
+stages, 9-cycle steps) at 0.89, a 16-element int8 ADD in 33 cycles from issue to
 completion, 21 of them in the engine. docs/vector-engine.md has the details.
 """
 
