@@ -57,6 +57,7 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from .matrix_gather import gather_request
 from .matrix_setup import SetupOutputs
+from .thermometer import thermometer
 
 __all__ = ["ActSide", "WSide", "BlockDesc", "ActivationAGU", "WeightLoader", "lane_mask"]
 
@@ -87,11 +88,8 @@ def BlockDesc(n, pb, addr_bits):
 
 
 def lane_mask(m, count, n, name):
-    """n-bit mask of the first `count` lanes (count <= n)."""
-    s = Signal(n, name=name)
-    for i in range(n):
-        m.d.comb += s[i].eq(count > i)
-    return s
+    """n-bit mask of the first `count` lanes (all of them from `count` = n on)."""
+    return thermometer(m, count, n, name)
 
 
 def _min(a, b):
@@ -191,9 +189,7 @@ class _Packed:
         m.d.comb += noff.eq(nkyo + (nr << lsz))
         self.nxt = {"ky": nky, "r": nr, "rem": nrem, "ky_off": nkyo, "off": noff}
 
-        mask_a = Signal(n, name=f"{prefix}_pmask_a_n")
-        for i in range(n):
-            m.d.comb += mask_a[i].eq(nrem > i)
+        mask_a = thermometer(m, nrem, n, f"{prefix}_pmask_a_n")
         with m.If(self.upd):
             m.d.sync += [
                 self.ky.eq(nky), self.r.eq(nr), self.rem.eq(nrem), self.ky_off.eq(nkyo), self.off.eq(noff),

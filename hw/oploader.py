@@ -36,6 +36,7 @@ from xdsa.golden.isa import Fault
 
 from .bus import ADDR_BITS, FAULT_BITS, ReadPort, row_addr_bits
 from .config import CoreConfig
+from .thermometer import thermometer
 
 __all__ = ["OperandLoader", "LoaderCmd", "LoaderRsp", "NBYTES_BITS"]
 
@@ -128,7 +129,7 @@ class OperandLoader(wiring.Component):
         with m.If(accept):
             m.d.sync += [
                 offset.eq(c_off),
-                low.eq(Cat(c_off < rb - i for i in range(rb))),
+                low.eq(thermometer(m, rb - c_off, rb, "c_low")),    # c_off < rb - i
                 req_row.eq(c.addr[ob:ob + abits]),
                 req_left.eq(c_rows),
                 rsp_left.eq(c_rows),
@@ -155,6 +156,7 @@ class OperandLoader(wiring.Component):
         # Table bytes at or beyond nbytes are never written, and the whole register is
         # cleared when a command is taken, so the response needs no output mask (each
         # flip-flop takes the rotated row directly, with an enable and a synchronous reset).
+        keep = thermometer(m, nbytes, tbytes, "keep")        # keep[t]: t < nbytes
         for j in range(slots):
             for b in range(rb):
                 t = j * rb + b
@@ -162,7 +164,7 @@ class OperandLoader(wiring.Component):
                     continue
                 with m.If(accept):
                     m.d.sync += buf.word_select(t, 8).eq(0)
-                with m.Elif(Mux(low[b], hit[j], hit[j + 1]) & (nbytes > t)):
+                with m.Elif(Mux(low[b], hit[j], hit[j + 1]) & keep[t]):
                     m.d.sync += buf.word_select(t, 8).eq(rot.word_select(b, 8))
         with m.If(self.mem.rsp.valid):
             m.d.sync += [rsp_k.eq(rsp_k + 1), rsp_left.eq(rsp_left - 1)]

@@ -176,16 +176,22 @@ class VectorAlu(wiring.Component):
         def imm_consts(imm, tag):
             v = Signal(64, name=f"{tag}_v")            # the immediate, sign- or zero-extended
             cm.d.comb += v.eq(Mux(cfg.isg, imm.as_signed(), imm))
-            vs = v.as_signed()
             val = ln.per_lane(f"{tag}_low", lambda L: Cat(v[:L] for _ in range(n // L)), module=cm)
             flags = {f: Signal(name=f"{tag}_{f}") for f in ("fit", "above", "below")}
+            # v >= 2**L and v < -2**L as bit tests of the bits from L up (all 0 but the sign,
+            # all 1 with it): compares with constants would be 64-bit carry chains
+            neg = v[63]
             with cm.Switch(cfg.lsel):
                 for i, L in ln.widths:
                     with cm.Case(i):
-                        cm.d.comb += [flags["above"].eq(vs >= (1 << L)), flags["below"].eq(vs < -(1 << L)),
-                                      flags["fit"].eq((vs >= -(1 << L)) & (vs < (1 << L)))]
+                        if L < 63:
+                            above, below = ~neg & v[L:63].any(), neg & ~v[L:63].all()
+                            cm.d.comb += [flags["above"].eq(above), flags["below"].eq(below),
+                                          flags["fit"].eq(~above & ~below)]
+                        else:
+                            cm.d.comb += flags["fit"].eq(1)
             sgn = Signal(n, name=f"{tag}_neg")
-            cm.d.comb += sgn.eq(Mux(vs < 0, H, 0))
+            cm.d.comb += sgn.eq(Mux(neg, H, 0))
             # registered: functions of `cfg` only, set a cycle before a beat needs them (see A1's selects)
             regs = [Signal(n, name=f"{tag}_{w}_r", reset_less=True) for w in ("low", "neg")]
             fregs = {f: Signal(name=f"{tag}_{f}_r", reset_less=True) for f in flags}

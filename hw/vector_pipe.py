@@ -43,6 +43,7 @@ from .vector_alu_split import SplitAlu
 from .vector_convert import Converter, pack
 from .vector_ops import Kind
 from .vector_swar import LANE_BITS, Lanes
+from .thermometer import thermometer
 
 __all__ = ["BeatPipe"]
 
@@ -204,9 +205,10 @@ class BeatPipe(wiring.Component):
             m.d.sync += [v2.eq(1), s2_lanes.eq(conv.out), d2.eq(d1)]
         with m.Elif(adv2):
             m.d.sync += v2.eq(0)
+        d2_mask = thermometer(m, d2, n // 4, "dnib2_mask")   # its low d2 bits set
         with m.If(adv2):
             m.d.sync += [vp.eq(1), o_data.eq(pack(ln, s2_lanes, cfg.bd)), o_cnt.eq(d2),
-                         o_mask.eq(Cat(*(d2 > i for i in range(n // 4))))]
+                         o_mask.eq(d2_mask)]
         with m.Elif(takep):
             m.d.sync += vp.eq(0)
         return m

@@ -41,6 +41,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .thermometer import thermometer
+
 __all__ = ["Reducer"]
 
 ALL, ANY, MEAN, MAX, MIN, PROD, SUM, VAR = range(8)
@@ -408,5 +410,5 @@ class Reducer(wiring.Component):
         # `start`), no decoding of the unit on the writer's paths
         m.d.comb += self.out_data.eq(o_data)
         m.d.sync += [self.out_cnt.eq(Const(1, 5) << self.dbsel),
-                     self.out_mask.eq(Cat(*((Const(1, 5) << self.dbsel) > i for i in range(len(self.out_mask)))))]
+                     self.out_mask.eq(thermometer(m, Const(1, 5) << self.dbsel, len(self.out_mask), "el_mask"))]
         return m
