@@ -59,7 +59,7 @@ from .matrix_gather import gather_request
 from .matrix_setup import SetupOutputs
 from .thermometer import thermometer
 
-__all__ = ["ActSide", "WSide", "BlockDesc", "ActivationAGU", "WeightLoader", "lane_mask"]
+__all__ = ["ActSide", "WSide", "BlockDesc", "ActivationAGU", "WeightLoader"]
 
 KIND_WEIGHT, KIND_PAD, KIND_PARAM = 0, 1, 2
 
@@ -85,11 +85,6 @@ def BlockDesc(n, pb, addr_bits):
         "nk": unsigned(ceil_log2(n + 1)),            # kernels in the group
         "idx": unsigned(addr_bits),                  # output element index of (p0, k0)
     })
-
-
-def lane_mask(m, count, n, name):
-    """n-bit mask of the first `count` lanes (all of them from `count` = n on)."""
-    return thermometer(m, count, n, name)
 
 
 def _min(a, b):
@@ -274,7 +269,7 @@ class ActivationAGU(wiring.Component):
         px = Signal(signed(16))
         m.d.comb += [py.eq(cur["y"] + tl.ky - g.T), px.eq(cur["x"] + tl.kx - g.L)]
         inside = (py >= 0) & (py < g.H) & (px >= 0) & (px < g.W)
-        lanes = lane_mask(m, _min(g.C - tl.c0, n), n, "act_lanes")
+        lanes = thermometer(m, g.C - tl.c0, n, "act_lanes")      # the first min(C - c0, n) lanes
         last_pos = i + 1 == nb
         last_tile = Signal()
         m.d.comb += last_tile.eq(Mux(g.packed, pk.last(g, n), tl.last(g, n)))
@@ -429,7 +424,7 @@ class WeightLoader(wiring.Component):
         nk = Signal(range(n + 1))                    # kernels in the group: min(K - k0, n), a register
         lanes = Signal(n)
         m.d.comb += lanes.eq(Mux(g.packed, pk.maskA | pk.maskB,
-                                 lane_mask(m, _min(g.C - tl.c0, n), n, "wl_lanes")))
+                                 thermometer(m, g.C - tl.c0, n, "wl_lanes")))
         tile_off = Mux(g.packed, pk.off, tl.off)
         r = self.req.payload
         with m.If(pad_now):

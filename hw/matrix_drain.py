@@ -35,11 +35,12 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
-from .matrix_agu import BlockDesc, KIND_PARAM, WSide, lane_mask
+from .matrix_agu import BlockDesc, KIND_PARAM, WSide
 from .matrix_gather import gather_request
 from .matrix_writer import WriteVector
 from .reg_queue import RegQueue
 from .requant import ACC_BITS, PARAM_BITS, OUT_BITS, Requantiser
+from .thermometer import thermometer
 
 __all__ = ["DrainParams", "MatrixDrain"]
 
@@ -114,7 +115,7 @@ class MatrixDrain(wiring.Component):
 
         modes = [getattr(P, f"{p}_mode") for p in PARAMS]
         any_pel = P.conv & Cat(*(md == PER_ELEM for md in modes)).any()
-        lanes = lane_mask(m, desc.nk, n, "drain_lanes")
+        lanes = thermometer(m, desc.nk, n, "drain_lanes")
 
         # D1: the accumulator word read for position i (held by the read port)
         d1_valid = Signal()
