@@ -80,11 +80,12 @@ class Core(wiring.Component):
 
     @staticmethod
     def _memory_clients(config):
-        """Port assignment. One engine runs at a time, so the engines share ports freely;
-        an engine's two readers sit on different physical ports (one row each per
-        cycle), and an engine outranks the fetcher, which prefetches only while the
-        core waits for that engine anyway. The host port is used while the core is
-        stopped."""
+        """Port assignment. One engine runs at a time, so the engines share ports freely
+        and are the memory system's `exclusive` clients (an engine's ``ready`` does not
+        depend on another engine's requests); an engine's two readers sit on different
+        physical ports (one row each per cycle), and an engine outranks the fetcher,
+        which prefetches only while the core waits for that engine anyway. The host
+        port is used while the core is stopped."""
         prefixes = [prefix for _, prefix, _ in Core._two_reader_engines(config)]
         if not prefixes:
             # The data-move engine has one reader: one physical port does (a second
@@ -92,7 +93,8 @@ class Core(wiring.Component):
             return {"read_clients": [["dm", "loader", "fetch", "host"]], "write_clients": ["dm", "host"]}
         return {"read_clients": [[f"{p}_a" for p in prefixes] + ["loader", "fetch", "host"],
                                  ["dm"] + [f"{p}_b" for p in prefixes]],
-                "write_clients": ["dm"] + prefixes + ["host"]}
+                "write_clients": ["dm"] + prefixes + ["host"],
+                "exclusive": ["dm"] + [f"{p}{s}" for p in prefixes for s in ("", "_a", "_b")]}
 
     def elaborate(self, platform):
         m = Module()

@@ -14,6 +14,15 @@ client port (`bus.ReadPort`, `bus.WritePort`, seen flipped here):
 * **One write port.** ``write_clients`` share the single physical write port
   with fixed priority in the same way. Writes have byte enables
   (``granularity=8``).
+* **Exclusive clients.** ``exclusive`` names clients (read or write) of which the
+  caller guarantees that no two on one physical port request in the same cycle --
+  the core's engines, of which one runs at a time. An exclusive client's ``req.ready`` ignores
+  the other exclusive clients above it: it is low only while a higher client that is
+  not exclusive requests, so no engine's request logic reaches another engine's
+  state through the arbitration (in the placed full core that path, a vector
+  reader's request into a matrix gather's state, was the worst, session 22). The
+  grants and the address are chosen by the full priority, so under the guarantee
+  nothing changes; without it a request can be lost.
 * **Bounds.** A request for a row ``>= config.rows`` is accepted and dropped: a
   write changes nothing, a read returns 0, and nothing wraps around. ``error``
   pulses high for one cycle, the cycle after such a request transferred (together
@@ -31,7 +40,8 @@ Timing (bus.py's protocol):
 * reads are not transparent: a read transferring in the same cycle as a write to
   the same row returns the old data.
 * ``req.ready`` of a client is combinational from the ``req.valid`` of the
-  higher-priority clients on its port (not from its own ``valid``).
+  higher-priority clients on its port (not from its own ``valid``; for an exclusive
+  client, of the higher clients that are not exclusive).
 
 All ports use ``addr_bits = row_addr_bits(config.rows)`` (`read_port_signature`,
 `write_port_signature`). ``init`` (bytes) preloads the memory from byte 0 (the
@@ -39,7 +49,7 @@ rest is zero); simulation harnesses read and write the contents through the
 `MemoryData` ``data`` (``ctx.get(mem.data[row])``).
 """
 
-from amaranth.hdl import Const, MemoryData, Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Const, MemoryData, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -91,9 +101,11 @@ class MemorySystem(wiring.Component):
         Clients of the single write port, in priority order; port ``w_{name}``.
     init : bytes
         Initial memory contents from byte 0 (at most ``config.mem_bytes``).
+    exclusive : iterable of str
+        Clients of which no two on one port request in the same cycle (see above).
     """
 
-    def __init__(self, config: CoreConfig, read_clients, write_clients, init=b""):
+    def __init__(self, config: CoreConfig, read_clients, write_clients, init=b"", exclusive=()):
         if not isinstance(config, CoreConfig):
             raise TypeError(f"config must be a CoreConfig, not {config!r}")
         read_clients = [list(port) for port in read_clients]
@@ -110,6 +122,11 @@ class MemorySystem(wiring.Component):
             dup = sorted({n for n in lst if lst.count(n) > 1})
             if dup:
                 raise ValueError(f"{kind} client names must be unique; repeated: {', '.join(dup)}")
+        exclusive = frozenset(exclusive)
+        unknown = sorted(exclusive - set(names) - set(write_clients))
+        if unknown:
+            raise ValueError(f"exclusive clients must be read or write clients; unknown: {', '.join(unknown)}")
+        self.exclusive = exclusive
 
         self.config = config
         self.read_clients = read_clients
@@ -144,8 +161,9 @@ class MemorySystem(wiring.Component):
             pending = [Signal(name=f"rd{p}_rsp_{n}") for n in clients]     # response due
             oob_q = Signal(name=f"rd{p}_oob")                                # it is out of range
             any_higher = Const(0)
-            for port, g in zip(ports, granted):
-                m.d.comb += [port.req.ready.eq(~any_higher), g.eq(port.req.valid & ~any_higher)]
+            for n, port, g in zip(clients, ports, granted):
+                m.d.comb += [port.req.ready.eq(~self._blocking(n, clients, ports)),
+                             g.eq(port.req.valid & ~any_higher)]
                 any_higher = any_higher | port.req.valid
             addr = Signal(row_addr_bits(rows), name=f"rd{p}_addr")
             for port, g in zip(ports, granted):         # the grants are one-hot
@@ -167,10 +185,11 @@ class MemorySystem(wiring.Component):
         w_row = Signal(row_addr_bits(rows))
         w_data = Signal(cfg.row_bits)
         w_be = Signal(cfg.row_bytes)
-        for n in self.write_clients:
-            port = getattr(self, f"w_{n}")
+        w_ports = [getattr(self, f"w_{n}") for n in self.write_clients]
+        for n, port in zip(self.write_clients, w_ports):
             g = Signal(name=f"wr_grant_{n}")
-            m.d.comb += [port.req.ready.eq(~any_higher), g.eq(port.req.valid & ~any_higher)]
+            m.d.comb += [port.req.ready.eq(~self._blocking(n, self.write_clients, w_ports)),
+                         g.eq(port.req.valid & ~any_higher)]
             any_higher = any_higher | port.req.valid
             with m.If(g):
                 m.d.comb += [w_row.eq(port.req.payload.row), w_data.eq(port.req.payload.data),
@@ -185,3 +204,10 @@ class MemorySystem(wiring.Component):
 
         m.d.sync += self.error.eq(error)
         return m
+
+    def _blocking(self, name, clients, ports):
+        """Whether a higher client of `name`'s port requests: every higher client, or for an
+        exclusive client the higher ones that are not exclusive."""
+        higher = [(n, p) for n, p in zip(clients, ports)][:clients.index(name)]
+        valids = [p.req.valid for n, p in higher if not (name in self.exclusive and n in self.exclusive)]
+        return Cat(*valids).any() if valids else Const(0)

@@ -57,11 +57,13 @@ class MemoryModel:
         self.rows[row] = old
 
 
-def random_traffic(config, read_clients, write_clients, *, cycles, seed, p_req=0.6, init=None):
+def random_traffic(config, read_clients, write_clients, *, cycles, seed, p_req=0.6, init=None, exclusive=()):
+    """`exclusive`: clients of which the traffic never has two on one port requesting at once."""
     rng = random.Random(seed)
     if init is None:
         init = bytes(rng.randrange(256) for _ in range(config.mem_bytes))
-    dut = MemorySystem(config, read_clients, write_clients, init=init)
+    dut = MemorySystem(config, read_clients, write_clients, init=init, exclusive=exclusive)
+    port_of = {n: i for i, port in enumerate(read_clients) for n in port} | {n: "w" for n in write_clients}
     model = MemoryModel(config, init)
     addr_space = 1 << row_addr_bits(config.rows)
     hot = [rng.randrange(config.rows) for _ in range(2)]        # same-row collisions
@@ -88,19 +90,24 @@ def random_traffic(config, read_clients, write_clients, *, cycles, seed, p_req=0
     async def testbench(ctx):
         held_r = {n: None for n in readers}           # row requested and not yet transferred
         held_w = {n: None for n in write_clients}     # (row, data, be)
+
+        def may_request(n):                           # no other exclusive client of its port holds one
+            held = held_r if n in held_r else held_w
+            return n not in exclusive or not any(held[o] is not None for o in exclusive
+                                                 if o != n and port_of.get(o) == port_of[n])
         due = {}                                      # read client -> expected data this cycle
         error_due = False
         for cycle in range(cycles):
             where = f"{config.name} seed {seed} cycle {cycle}"
             # requests: new ones only when the client holds none (stream rule)
             for n in readers:
-                if held_r[n] is None and rng.random() < p_req:
+                if held_r[n] is None and rng.random() < p_req and may_request(n):
                     held_r[n] = random_row()
                 port = getattr(dut, f"r_{n}")
                 ctx.set(port.req.valid, held_r[n] is not None)
                 ctx.set(port.req.payload, held_r[n] if held_r[n] is not None else rng.randrange(addr_space))
             for n in write_clients:
-                if held_w[n] is None and rng.random() < p_req:
+                if held_w[n] is None and rng.random() < p_req and may_request(n):
                     held_w[n] = (random_row(), rng.getrandbits(row_bits), random_be())
                 port = getattr(dut, f"w_{n}")
                 ctx.set(port.req.valid, held_w[n] is not None)
@@ -120,30 +127,33 @@ def random_traffic(config, read_clients, write_clients, *, cycles, seed, p_req=0
             got_error = ctx.get(dut.error)
             assert got_error == error_due, f"{where}: error is {got_error}, expected {int(error_due)}"
 
-            # fixed priority; the grants of this cycle
+            # fixed priority (an exclusive client waits only for higher clients that are not);
+            # the grants of this cycle
             reads, write = {}, None
             for port_clients in read_clients:
-                higher = False
+                higher = shared = False
                 for n in port_clients:
                     ready = ctx.get(getattr(dut, f"r_{n}").req.ready)
-                    assert ready == (not higher), \
-                        f"{where}: r_{n}.req.ready is {ready}, expected {int(not higher)}"
+                    want = not (shared if n in exclusive else higher)
+                    assert ready == want, f"{where}: r_{n}.req.ready is {ready}, expected {int(want)}"
                     if held_r[n] is not None and not higher:
                         reads[n] = held_r[n]
                     elif held_r[n] is not None:
                         stats["waits"] += 1
                     higher |= held_r[n] is not None
-            higher = False
+                    shared |= held_r[n] is not None and n not in exclusive
+            higher = shared = False
             for n in write_clients:
                 valid = held_w[n] is not None
                 ready = ctx.get(getattr(dut, f"w_{n}").req.ready)
-                assert ready == (not higher), \
-                    f"{where}: w_{n}.req.ready is {ready}, expected {int(not higher)}"
+                want = not (shared if n in exclusive else higher)
+                assert ready == want, f"{where}: w_{n}.req.ready is {ready}, expected {int(want)}"
                 if valid and not higher:
                     write, held_w[n] = held_w[n], None
                 elif valid:
                     stats["waits"] += 1
                 higher |= valid
+                shared |= valid and n not in exclusive
 
             # reads see the memory before this cycle's write
             due = {n: model.read(row) for n, row in reads.items()}
@@ -177,6 +187,34 @@ def test_random_traffic(config, seed):
     assert stats["waits"] > 50 and stats["collisions"] > 5 and stats["writes"] > 300
     if config.rows < 1 << row_addr_bits(config.rows):
         assert stats["oob"] > 10
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_random_traffic_exclusive_clients(seed):
+    """The core's arrangement: engines first on each port and on the write port, never two
+    of one port requesting at once; an engine's ready ignores the other engines' requests."""
+    stats = random_traffic(CFG_ODD, [["a", "b", "c", "f"], ["d", "e"]], ["x", "y", "z"], cycles=600, seed=seed,
+                           exclusive=("a", "b", "d", "e", "x", "y"))
+    assert stats["waits"] > 50 and stats["writes"] > 200
+
+
+def test_exclusive_ready_ignores_other_exclusive_clients():
+    """b's ready stays high while a (exclusive, higher) requests, and drops for c (not exclusive)."""
+    dut = MemorySystem(CFG_ODD, [["a", "c", "b"]], ["x"], exclusive=("a", "b"))
+
+    async def testbench(ctx):
+        ctx.set(dut.r_a.req.valid, 1)
+        assert ctx.get(dut.r_b.req.ready) == 1
+        ctx.set(dut.r_c.req.valid, 1)
+        assert ctx.get(dut.r_b.req.ready) == 0
+        assert ctx.get(dut.r_c.req.ready) == 0
+
+    simulate(dut, testbench, "memory_exclusive")
+
+
+def test_exclusive_names_must_be_clients():
+    with pytest.raises(ValueError, match="exclusive clients must be read or write clients; unknown: q"):
+        MemorySystem(CFG_ODD, [["a"]], ["x"], exclusive=("a", "q"))
 
 
 def test_random_traffic_light_load():
