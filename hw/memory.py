@@ -208,6 +208,6 @@ class MemorySystem(wiring.Component):
     def _blocking(self, name, clients, ports):
         """Whether a higher client of `name`'s port requests: every higher client, or for an
         exclusive client the higher ones that are not exclusive."""
-        higher = [(n, p) for n, p in zip(clients, ports)][:clients.index(name)]
+        higher = list(zip(clients, ports))[:clients.index(name)]
         valids = [p.req.valid for n, p in higher if not (name in self.exclusive and n in self.exclusive)]
         return Cat(*valids).any() if valids else Const(0)
