@@ -16,9 +16,9 @@ client port (`bus.ReadPort`, `bus.WritePort`, seen flipped here):
   (``granularity=8``).
 * **Exclusive clients.** ``exclusive`` names clients (read or write) of which the
   caller guarantees that no two on one physical port request in the same cycle --
-  the core's engines, of which one runs at a time. An exclusive client's ``req.ready`` ignores
-  the other exclusive clients above it: it is low only while a higher client that is
-  not exclusive requests, so no engine's request logic reaches another engine's
+  the core's engines, of which one runs at a time. An exclusive client's
+  ``req.ready`` ignores the other exclusive clients above it: it is low only while
+  a higher client that is not exclusive requests, so no engine's request logic reaches another engine's
   state through the arbitration (in the placed full core that path, a vector
   reader's request into a matrix gather's state, was the worst, session 22). The
   grants and the address are chosen by the full priority, so under the guarantee

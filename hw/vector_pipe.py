@@ -38,12 +38,12 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .thermometer import thermometer
 from .vector_alu import OCC_BITS, VectorAlu, beat_config_layout
 from .vector_alu_split import SplitAlu
 from .vector_convert import Converter, pack
 from .vector_ops import Kind
 from .vector_swar import LANE_BITS, Lanes
-from .thermometer import thermometer
 
 __all__ = ["BeatPipe"]
 
