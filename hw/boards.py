@@ -28,18 +28,6 @@ from xdsa.tools import tool_env, tool_path
 from .config import CoreConfig
 from .core import Core
 from .uart import baud_divisor
-
-
-def power_on_reset(m, clk, cycles=16):
-    """Clock `m`'s sync domain from `clk` and hold its reset for the first `cycles`
-    cycles (a power of two) after configuration, from a counter in a reset-less domain."""
-    m.domains.por = ClockDomain("por", reset_less=True, local=True)
-    m.domains.sync = ClockDomain("sync")
-    m.d.comb += [ClockSignal("por").eq(clk), ClockSignal("sync").eq(clk)]
-    timer = Signal(cycles.bit_length())
-    with m.If(~timer[-1]):
-        m.d.por += timer.eq(timer + 1)
-    m.d.comb += ResetSignal("sync").eq(~timer[-1])
 from .uart_bridge import DEFAULT_TIMEOUT_BITS, UARTBridge, check_bridge_params
 
 __all__ = ["BridgedCore", "BoardTop", "Board", "BOARDS", "get_board", "ecp5_pll", "ice40_pll",
@@ -47,6 +35,21 @@ __all__ = ["BridgedCore", "BoardTop", "Board", "BOARDS", "get_board", "ecp5_pll"
 
 DEFAULT_BAUD = 1_000_000
 POR_SECONDS = 20e-6          # reset held after the clock is stable (iCE40 BRAMs need > 3 us)
+
+
+def power_on_reset(m, clk, cycles=16):
+    """Clock `m`'s sync domain from `clk` and hold its reset for the first `cycles`
+    cycles after configuration, from a counter in a reset-less domain. The reset is a
+    register: it reaches every flip-flop of the design (some 32,000 in ``base``), so no
+    logic stands between it and them."""
+    m.domains.por = ClockDomain("por", reset_less=True, local=True)
+    m.domains.sync = ClockDomain("sync")
+    m.d.comb += [ClockSignal("por").eq(clk), ClockSignal("sync").eq(clk)]
+    timer = Signal(range(cycles))
+    rst = Signal(init=1)
+    with m.If(rst):
+        m.d.por += [timer.eq(timer + 1), rst.eq(timer != cycles - 1)]
+    m.d.comb += ResetSignal("sync").eq(rst)
 
 
 class BridgedCore(wiring.Component):
@@ -295,11 +298,13 @@ class BoardTop(Elaboratable):
         m.submodules.lock_sync = FFSynchronizer(locked, locked_s, o_domain="por")
         delay = max(1, int(POR_SECONDS * self.freq_mhz * 1e6))
         timer = Signal(range(delay + 1))
+        rst = Signal(init=1)
         with m.If(~locked_s):
             m.d.por += timer.eq(0)
         with m.Elif(timer != delay):
             m.d.por += timer.eq(timer + 1)
-        m.d.comb += ResetSignal("sync").eq(timer != delay)
+        m.d.por += rst.eq(~locked_s | (timer != delay))     # a register (see power_on_reset)
+        m.d.comb += ResetSignal("sync").eq(rst)
         platform.add_clock_constraint(clk, self.freq_mhz * 1e6)
 
         m.submodules.top = top = BridgedCore(self.config, self.divisor, timeout_bits=self.timeout_bits)

@@ -35,6 +35,8 @@ Timing (bus.py's protocol):
   after its request transferred (a synchronous SRAM read); responses are in order
   and go only to the client that issued the request.
 * read throughput: one row per physical read port per cycle.
+* ``rsp.payload`` is defined only while ``rsp.valid`` is high (the SRAM reads
+  every cycle; its read enable is constant).
 * write: takes effect at the clock edge that transfers the request; one write per
   cycle.
 * reads are not transparent: a read transferring in the same cycle as a write to
@@ -171,7 +173,10 @@ class MemorySystem(wiring.Component):
                     m.d.comb += addr.eq(port.req.payload)
             in_range = addr < rows
             transfer = any_higher                    # some client on this port transfers
-            m.d.comb += [rp.addr.eq(addr), rp.en.eq(transfer & in_range)]
+            # The SRAM reads every cycle (its read enable is left high): ``rsp.payload`` means
+            # something only while ``rsp.valid``, and an enable would be one more late net
+            # from the requests to every block RAM of the port.
+            m.d.comb += rp.addr.eq(addr)
             m.d.sync += oob_q.eq(transfer & ~in_range)
             with m.If(transfer & ~in_range):
                 m.d.comb += error.eq(1)

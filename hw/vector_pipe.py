@@ -9,13 +9,16 @@ the datapath width, not the element width, sets the throughput.
 Stages (each a register with a valid bit; a stage advances when the next one is
 empty or advancing in the same cycle):
 
-* **A (aligned windows)**: `load` captures the realigned windows of sources 0 and 1
-  as the readers show them (``win0``, ``win1``); MEDIAN's source 2 comes through the
-  source-1 window one cycle later: ``c_due`` is high in the cycle after a MEDIAN
-  `load`, the caller then shows source 2 on ``win1`` (one realignment shifter serves
-  sources 1 and 2) and it is captured into its own window register. The stage takes
-  the readers' realignment shifters off the paths of the unpacking (docs/boards.md);
-  ``in_free`` is low in a ``c_due`` cycle (the shifter is busy).
+* **A (aligned windows)**: a ring of two slots. `load` captures the realigned
+  windows of sources 0 and 1 as the readers show them (``win0``, ``win1``) into the
+  free slot; MEDIAN's source 2 comes through the source-1 window one cycle later:
+  ``c_due`` is high in the cycle after a MEDIAN `load`, the caller then shows
+  source 2 on ``win1`` (one realignment shifter serves sources 1 and 2) and it is
+  captured into its own window register. The stage takes the readers' realignment
+  shifters off the paths of the unpacking (docs/boards.md). ``in_free`` (a slot is
+  free; for MEDIAN, both are, since source 2 has one register; low in a ``c_due``
+  cycle, the shifter is busy) depends on registers only, so the stall chain from
+  the writer ends at A.
 * **S0 (unpack)**: the windows of A, unpacked into lanes of L bits (sign- or
   zero-extended per source unit; `hw.vector_swar` sign words); MEDIAN's source 2 one
   cycle after sources 0 and 1 (in the beat's first ALU cycle, which uses only
@@ -31,7 +34,8 @@ empty or advancing in the same cycle):
   register is the beat offered to the writer.
 
 Latency: six cycles from `load` to `out_valid` for single-cycle kinds
-(``occ + 5`` in general); throughput one beat per ``occ`` cycles.
+(``occ + 5`` in general); throughput one beat per ``occ`` cycles. A holds up to two
+beats while S0 is busy (one for MEDIAN).
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -106,24 +110,37 @@ class BeatPipe(wiring.Component):
 
         va, v0, vt, v1, v2, vp = Signal(), Signal(), Signal(), Signal(), Signal(), Signal()
         it = Signal(OCC_BITS)
-        # --- A: the windows, registered (source 2 a cycle after sources 0 and 1) ---------------
-        wa = [Signal(n, name=f"win{i}_a", reset_less=True) for i in range(3)]
-        da = Signal.like(self.load_dnib, name="dnib_a")
+        # --- A: the windows, registered, in a ring of two slots (source 2 a cycle after
+        # sources 0 and 1, in a register of its own) ----------------------------------------------
+        # `in_free` is a function of registers only (the slot count, the MEDIAN flag, c_due): the
+        # stall chain from the writer (out_ready -> ... -> load0) stops at the ring's read pointer
+        # and count, and never reaches `load`, the readers or the slots' enables (in the placed
+        # full core it ran through `in_free`, fan-out 520, into the readers: session 23).
+        wa = [[Signal(n, name=f"win{i}_a{k}", reset_less=True) for i in range(2)] for k in range(2)]
+        wa2 = Signal(n, name="win2_a", reset_less=True)
+        da = [Signal.like(self.load_dnib, name=f"dnib_a{k}") for k in range(2)]
+        a_n = Signal(range(3), name="a_n")             # beats in A
+        a_full = Signal(name="a_full")                  # a_n == 2
+        a_wp, a_rp = Signal(name="a_wp"), Signal(name="a_rp")
         # c_due: the cycle after a MEDIAN `load` (`cfg` holds still from before the first load,
         # so the kind's decoding is a register too); s0_c_due: the cycle after the beat enters
         # S0, its first S1 cycle (MEDIAN takes two or more, so S0 keeps it for the next one)
         c_due, s0_c_due = Signal(), Signal()
         is_med = Signal(name="is_median")
         m.d.sync += [is_med.eq(cfg.kind == Kind.MEDIAN), c_due.eq(self.load & is_med)]
-        # the windows are captured whenever A may take a beat (`in_free`), not only on `load`:
-        # their contents matter only with `va`, and the enable is then free of the readers'
-        # `has` compares, which `load` waits for (fan-out: 2 n flip-flops)
-        with m.If(self.in_free):
-            m.d.sync += [wa[0].eq(self.win0), wa[1].eq(self.win1), da.eq(self.load_dnib)]
+        # the free slot captures the windows whenever A may take a beat (`in_free`), not only
+        # on `load`: its contents matter only once `load` counts it, and the enable is then free
+        # of the readers' `has` compares, which `load` waits for (fan-out: 2 n flip-flops)
+        for k in range(2):
+            with m.If(self.in_free & (a_wp == k)):
+                m.d.sync += [wa[k][0].eq(self.win0), wa[k][1].eq(self.win1), da[k].eq(self.load_dnib)]
         with m.If(c_due):
-            m.d.sync += wa[2].eq(self.win1)
-        src0 = unpack(wa[0], cfg.b0, cfg.sg0, "u0")
-        src12 = unpack(Mux(s0_c_due, wa[2], wa[1]), Mux(s0_c_due, cfg.b2, cfg.b1),
+            m.d.sync += wa2.eq(self.win1)
+        head0 = Mux(a_rp, wa[1][0], wa[0][0])
+        head1 = Mux(a_rp, wa[1][1], wa[0][1])
+        head_d = Mux(a_rp, da[1], da[0])
+        src0 = unpack(head0, cfg.b0, cfg.sg0, "u0")
+        src12 = unpack(Mux(s0_c_due, wa2, head1), Mux(s0_c_due, cfg.b2, cfg.b1),
                        Mux(s0_c_due, cfg.sg2, cfg.sg1), "u1")
         # the operands, their sign words (flags at the lane MSBs) and for sources 0 and 1
         # lane-wide sign masks (straight from the window, beside the unpacking: the ALU
@@ -173,16 +190,18 @@ class BeatPipe(wiring.Component):
         m.d.sync += s0_c_due.eq(load0 & is_med)
         m.d.comb += [
             alu.step.eq(step), alu.take.eq(fin),
-            self.in_free.eq((~va | load0) & ~c_due), self.c_due.eq(c_due),
+            # MEDIAN keeps one beat in A: its source 2 has one register, read at s0_c_due
+            self.in_free.eq(Mux(is_med, ~va, ~a_full) & ~c_due), self.c_due.eq(c_due),
             self.out_valid.eq(vp), self.out_data.eq(o_data), self.out_cnt.eq(o_cnt), self.out_mask.eq(o_mask),
             self.va.eq(va), self.v0.eq(v0), self.vt.eq(vt), self.v1.eq(v1), self.v2.eq(v2), self.vp.eq(vp), self.it.eq(it),
         ]
+        a_next = Signal.like(a_n, name="a_next")
+        m.d.comb += a_next.eq(a_n + self.load - load0)
+        m.d.sync += [a_n.eq(a_next), va.eq(a_next != 0), a_full.eq(a_next == 2)]
         with m.If(self.load):
-            m.d.sync += va.eq(1)
-        with m.Elif(load0):
-            m.d.sync += va.eq(0)
+            m.d.sync += a_wp.eq(~a_wp)
         with m.If(load0):
-            m.d.sync += [v0.eq(1), d0.eq(da)]
+            m.d.sync += [a_rp.eq(~a_rp), v0.eq(1), d0.eq(head_d)]
             for r, val in zip(regs[:4] + regs[6:], src0[:2] + src12[:2] + (src0[2], src12[2])):
                 m.d.sync += r.eq(val)
         with m.Elif(fin):

@@ -286,10 +286,11 @@ class VectorModel:
         self.b_hold = self.b_hold_own = self.b_prio = self.b_pend_own = False
         self.a_pend = self.b_pend = False
         self.eleft = self.dleft = 0
-        self.va = self.v0 = self.vt = self.v1 = self.v2 = self.vp = False
+        self.v0 = self.vt = self.v1 = self.v2 = self.vp = False
+        self.a = []                 # stage A: a ring of two slots; the beats' destination nibbles
         self.c_due = False          # the cycle after a MEDIAN beat entered A: source 2's window
         self.it = 0
-        self.da = self.d0 = self.dt = self.d1 = self.d2 = self.o_cnt = 0
+        self.d0 = self.dt = self.d1 = self.d2 = self.o_cnt = 0
         self.need_c = 0
         self.tail_row = 0
         self.pending_cmd = None
@@ -341,7 +342,7 @@ class VectorModel:
             rd_a_valid=int(a_valid), rd_a_row=r0.irow if a_valid else 0,
             rd_b_valid=int(b_valid), rd_b_row=b_row,
             wr_valid=int(w.wv), wr_row=w.q[0][0] if w.wv else 0, wr_be=w.q[0][1] if w.wv else 0,
-            state=st, va=int(self.va), v0=int(self.v0), vt=int(self.vt), v1=int(self.v1), v2=int(self.v2), vp=int(self.vp), it=self.it)
+            state=st, va=int(bool(self.a)), v0=int(self.v0), vt=int(self.vt), v1=int(self.v1), v2=int(self.v2), vp=int(self.vp), it=self.it)
 
     def _own2(self):
         r1, r2 = self.readers[1], self.readers[2]
@@ -380,9 +381,12 @@ class VectorModel:
         fin = self.v0 and last_it and (not self.vt or advt)
         step = self.v0 and not last_it
         s0_free = not self.v0 or fin
-        load0 = self.va and s0_free                 # A -> S0
+        load0 = bool(self.a) and s0_free            # A -> S0
         c_due = self.c_due
-        in_free = (not self.va or load0) and not c_due
+        # A takes a beat while a slot is free (from registers only); MEDIAN keeps one beat in
+        # A (source 2's window is a single register)
+        median = p is not None and S2 in p.sources
+        in_free = (not self.a if median else len(self.a) < 2) and not c_due
 
         load, takes, dnib = False, [0, 0, 0], 0
         if c_due:
@@ -521,12 +525,10 @@ class VectorModel:
             if advt:
                 self.vt = False
         if load0:
-            self.v0, self.d0 = True, self.da
+            self.v0, self.d0 = True, self.a.pop(0)
         elif fin:
             self.v0 = False
         if load:
-            self.va, self.da = True, dnib
-        elif load0:
-            self.va = False
+            self.a.append(dnib)
         self.c_due = load and S2 in p.sources
         self.state = nxt
