@@ -76,7 +76,7 @@ stages, 9-cycle steps) at 0.89, a 16-element int8 ADD in 33 cycles from issue to
 completion, 21 of them in the engine. docs/vector-engine.md has the details.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -86,6 +86,7 @@ from xdsa.golden.isa import DataUnit, Fault, Section
 
 from . import fields as F
 from .bus import engine_members, row_addr_bits
+from .replicate import replicas
 from .vector_alu import OCC_BITS, beat_config_layout
 from .vector_ops import NARROW_KINDS, NARROW_SCALED_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
@@ -470,6 +471,12 @@ class VectorEngine(wiring.Component):
         # transitions: no decoding of `st` on the paths of the beat issue (fan-out ~450)
         run = Signal()
         red_run = Signal()
+        # red_run's next value (the FSM below sets it), and copies of red_run, one per 64-bit
+        # slice of the writer's input multiplexer (`hw.replicate`; fan-out ~450, session 23)
+        red_run_n = Signal(name="red_run_next")
+        m.d.comb += red_run_n.eq(red_run)
+        m.d.sync += red_run.eq(red_run_n)
+        red_runs = replicas(m, platform, red_run_n, max(1, R // 8), "red_run")
         want1, want2 = readers[1].req_valid, readers[2].req_valid
         own2 = Signal()
         m.d.comb += own2.eq(Mux(b_hold, b_hold_own, want2 & (~want1 | b_prio)))
@@ -576,7 +583,8 @@ class VectorEngine(wiring.Component):
                 with m.Elif(tail_odd):
                     m.d.sync += st.eq(TAIL_REQ)
                 with m.Elif(props.reduction):
-                    m.d.sync += [st.eq(RED), red_run.eq(1)]
+                    m.d.sync += st.eq(RED)
+                    m.d.comb += red_run_n.eq(1)
                 with m.Else():
                     m.d.sync += [st.eq(RUN), run.eq(1)]
 
@@ -587,8 +595,8 @@ class VectorEngine(wiring.Component):
 
             with m.Case(TAIL_RSP):
                 m.d.sync += tail_nib.eq(self.rd_b.rsp.payload.word_select(tail_off, 8)[4:])
-                m.d.sync += [st.eq(Mux(props.reduction, RED, RUN)), red_run.eq(props.reduction),
-                             run.eq(~props.reduction)]
+                m.d.sync += [st.eq(Mux(props.reduction, RED, RUN)), run.eq(~props.reduction)]
+                m.d.comb += red_run_n.eq(props.reduction)
 
             with m.Case(RUN):
                 with m.If(wrt.done):
@@ -596,7 +604,8 @@ class VectorEngine(wiring.Component):
 
             with m.Case(RED):
                 with m.If(wrt.done & red.idle):
-                    m.d.sync += [st.eq(DONE), red_run.eq(0)]
+                    m.d.sync += st.eq(DONE)
+                    m.d.comb += red_run_n.eq(0)
 
             with m.Case(DONE):
                 m.d.comb += self.done.valid.eq(1)
@@ -692,14 +701,19 @@ class VectorEngine(wiring.Component):
             m.d.sync += slot_count.eq(length)
 
         # --- writer ---------------------------------------------------------------------------------------------
+        ds, ms = 8 * R // len(red_runs), 2 * R // len(red_runs)     # a slice's data and mask bits
+        m.d.comb += [
+            wrt.in_data.eq(Cat(Mux(c, red.out_data[j * ds:(j + 1) * ds], pipe.out_data[j * ds:(j + 1) * ds])
+                               for j, c in enumerate(red_runs))),
+            wrt.in_mask.eq(Cat(Mux(c, red.out_mask[j * ms:(j + 1) * ms], pipe.out_mask[j * ms:(j + 1) * ms])
+                               for j, c in enumerate(red_runs))),
+        ]
         m.d.comb += [
             wrt.start.eq(start_rd), wrt.start_nib.eq(addr[D] << 1),
             wrt.start_len.eq(nibbles(Mux(props.reduction, Mux(tensor, red_m, 1), length), bd)),
             wrt.tail_en.eq(tail_en), wrt.tail_nib.eq(tail_nib),
             wrt.in_valid.eq(Mux(red_run, red.out_valid, pipe.out_valid & run)),
-            wrt.in_data.eq(Mux(red_run, red.out_data, pipe.out_data)),
             wrt.in_cnt.eq(Mux(red_run, red.out_cnt, pipe.out_cnt)),
-            wrt.in_mask.eq(Mux(red_run, red.out_mask, pipe.out_mask)),
             pipe.out_ready.eq(wrt.in_ready & run),
             red.out_ready.eq(wrt.in_ready & red_run),
             self.wr.req.valid.eq(wrt.wr_valid),

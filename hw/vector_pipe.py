@@ -42,6 +42,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .replicate import replicas
 from .thermometer import thermometer
 from .vector_alu import OCC_BITS, VectorAlu, beat_config_layout
 from .vector_alu_split import SplitAlu
@@ -136,11 +137,26 @@ class BeatPipe(wiring.Component):
                 m.d.sync += [wa[k][0].eq(self.win0), wa[k][1].eq(self.win1), da[k].eq(self.load_dnib)]
         with m.If(c_due):
             m.d.sync += wa2.eq(self.win1)
-        head0 = Mux(a_rp, wa[1][0], wa[0][0])
-        head1 = Mux(a_rp, wa[1][1], wa[0][1])
+        # the head slot's windows, each 64-bit slice through its own copy of the read pointer
+        # (`hw.replicate`: it selects in 2 n multiplexers)
+        a_rp_n = Signal(name="a_rp_next")
+        sl = 64 if n % 64 == 0 else n
+        a_rps = replicas(m, platform, a_rp_n, n // sl, "a_rp")
+
+        def head(i):
+            return Cat(Mux(r, wa[1][i][j * sl:(j + 1) * sl], wa[0][i][j * sl:(j + 1) * sl])
+                       for j, r in enumerate(a_rps))
+        head0, head1 = head(0), head(1)
         head_d = Mux(a_rp, da[1], da[0])
         src0 = unpack(head0, cfg.b0, cfg.sg0, "u0")
-        src12 = unpack(Mux(s0_c_due, wa2, head1), Mux(s0_c_due, cfg.b2, cfg.b1),
+        # s0_c_due also as one register per 64-bit slice (`hw.replicate`): it selects in 4 n
+        # multiplexers and enables (fan-out about 600 in the placed engine, session 23)
+        s0_c_due_n = Signal(name="s0_c_due_next")
+        c_slices = replicas(m, platform, s0_c_due_n, n // sl, "s0_c_due")
+
+        def by_slice(a, b):                         # Mux(s0_c_due, a, b), slice by slice
+            return Cat(Mux(c, a[j * sl:(j + 1) * sl], b[j * sl:(j + 1) * sl]) for j, c in enumerate(c_slices))
+        src12 = unpack(by_slice(wa2, head1), Mux(s0_c_due, cfg.b2, cfg.b1),
                        Mux(s0_c_due, cfg.sg2, cfg.sg1), "u1")
         # the operands, their sign words (flags at the lane MSBs) and for sources 0 and 1
         # lane-wide sign masks (straight from the window, beside the unpacking: the ALU
@@ -187,7 +203,8 @@ class BeatPipe(wiring.Component):
         step = v0 & ~last_it
         s0_free = ~v0 | fin
         load0 = va & s0_free                    # A -> S0
-        m.d.sync += s0_c_due.eq(load0 & is_med)
+        m.d.comb += s0_c_due_n.eq(load0 & is_med)
+        m.d.sync += s0_c_due.eq(s0_c_due_n)
         m.d.comb += [
             alu.step.eq(step), alu.take.eq(fin),
             # MEDIAN keeps one beat in A: its source 2 has one register, read at s0_c_due
@@ -200,14 +217,18 @@ class BeatPipe(wiring.Component):
         m.d.sync += [a_n.eq(a_next), va.eq(a_next != 0), a_full.eq(a_next == 2)]
         with m.If(self.load):
             m.d.sync += a_wp.eq(~a_wp)
+        m.d.comb += a_rp_n.eq(a_rp ^ load0)
+        m.d.sync += a_rp.eq(a_rp_n)
         with m.If(load0):
-            m.d.sync += [a_rp.eq(~a_rp), v0.eq(1), d0.eq(head_d)]
+            m.d.sync += [v0.eq(1), d0.eq(head_d)]
             for r, val in zip(regs[:4] + regs[6:], src0[:2] + src12[:2] + (src0[2], src12[2])):
                 m.d.sync += r.eq(val)
         with m.Elif(fin):
             m.d.sync += v0.eq(0)
-        with m.If(s0_c_due):
-            m.d.sync += [regs[4].eq(src12[0]), regs[5].eq(src12[1])]
+        for j, c in enumerate(c_slices):
+            with m.If(c):
+                m.d.sync += [regs[4][j * sl:(j + 1) * sl].eq(src12[0][j * sl:(j + 1) * sl]),
+                             regs[5][j * sl:(j + 1) * sl].eq(src12[1][j * sl:(j + 1) * sl])]
         m.d.sync += last_it.eq(it == occ_m1)
         with m.If(fin):
             m.d.sync += [it.eq(0), vt.eq(1), dt.eq(d0), last_it.eq(occ_m1 == 0)]

@@ -46,17 +46,24 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
+from .replicate import replicas
+
 __all__ = ["StreamReader", "StreamWriter", "funnel"]
 
 
 def funnel(m, x, amount, out_bits, unit, name):
     """``(x >> amount * unit)[:out_bits]`` as explicit multiplexer stages, largest
-    shift first, each stage only as wide as the later stages still need."""
-    for k in reversed(range(len(amount))):
+    shift first, each stage only as wide as the later stages still need. `amount` may
+    be a list of equal values (`hw.replicate.replicas`): copy ``j`` then selects in the
+    ``j``-th of as many equal slices of every stage."""
+    amounts = amount if isinstance(amount, (list, tuple)) else [amount]
+    for k in reversed(range(len(amounts[0]))):
         d = unit << k
         keep = out_bits + (unit << k) - unit
         y = Signal(keep, name=f"{name}_{k}")
-        m.d.comb += y.eq(Mux(amount[k], x[d:d + keep], x[:keep]))
+        step = -(-keep // len(amounts))
+        m.d.comb += y.eq(Cat(Mux(a[k], x[d + lo:d + min(lo + step, keep)], x[lo:min(lo + step, keep)])
+                             for a, lo in zip(amounts, range(0, keep, step))))
         x = y
     return x[:out_bits]
 
@@ -141,22 +148,38 @@ class StreamReader(wiring.Component):
         m.d.comb += adv.eq(~self.start & self.take_en & cross)
         with m.If(adv):
             m.d.sync += [cslot.eq(nslot), nslot.eq(ring_next(nslot))]
+        # copies of the read pointers and the offset, one per 64-bit slice of the rows (the
+        # pointers select in 2 x 8 R multiplexers, the offset in the funnel's every stage: the
+        # placed engine's hot nets, fan-out 300 to 650, session 23); the registers' next values
+        cslot_n, nslot_n, pos_n = Signal.like(cslot), Signal.like(nslot), Signal.like(pos)
+        m.d.comb += [cslot_n.eq(Mux(self.start, 0, Mux(adv, nslot, cslot))),
+                     nslot_n.eq(Mux(self.start, 1, Mux(adv, ring_next(nslot), nslot))),
+                     pos_n.eq(Mux(self.start, self.start_nib, Mux(self.take_en, npos, pos)))]
+        copies = max(1, R // 8)
+        cslots = replicas(m, platform, cslot_n, copies, "cslot")
+        nslots = replicas(m, platform, nslot_n, copies, "nslot")
+        offsets = replicas(m, platform, pos_n[:lrn], copies, "offset")
         with m.If(self.rsp_valid):
             m.d.sync += [rrow.eq(rrow + 1), wslot.eq(ring_next(wslot))]
         for k in range(S):
             with m.If(self.rsp_valid & (wslot == k)):
                 m.d.sync += buf[k].eq(self.rsp_data)
 
-        def read(sel):                              # buf[sel]: a 2-, 3- or 4-way multiplexer
-            low = Mux(sel[0], buf[1], buf[0])
+        def read(sel, lo, hi):                      # buf[sel][lo:hi]: a 2-, 3- or 4-way multiplexer
+            b = [x[lo:hi] for x in buf]
+            low = Mux(sel[0], b[1], b[0])
             if S == 2:
                 return low
-            return Mux(sel[1], Mux(sel[0], buf[3], buf[2]) if S == 4 else buf[2], low)
+            return Mux(sel[1], Mux(sel[0], b[3], b[2]) if S == 4 else b[2], low)
 
-        # the window's two rows, crow and crow + 1
-        m.d.comb += [self.rows.eq(Cat(read(cslot), read(nslot))), self.offset.eq(pos[:lrn])]
+        # the window's two rows, crow and crow + 1, each slice read through its own pointers
+        sl = 8 * R // copies
+
+        def sliced(sels):
+            return Cat(read(s, j * sl, (j + 1) * sl) for j, s in enumerate(sels))
+        m.d.comb += [self.rows.eq(Cat(sliced(cslots), sliced(nslots))), self.offset.eq(pos[:lrn])]
         if self.realign:
-            m.d.comb += self.window.eq(funnel(m, self.rows, self.offset, 8 * R, 4, "win"))
+            m.d.comb += self.window.eq(funnel(m, self.rows, offsets, 8 * R, 4, "win"))
 
         recv_end = Signal(nb + 1)
         m.d.comb += recv_end.eq(rrow << lrn)
@@ -255,8 +278,13 @@ class StreamWriter(wiring.Component):
         # shifter); the shifted nibble mask says which row each nibble belongs to: the
         # accumulator's (low half) or the next (high half, only when the beat completes
         # the accumulator's row, which is then written: the accumulator is one row)
+        # (its amount, RN - off, in one register per 64-bit slice: `hw.replicate`)
         rot = Signal(8 * R)
-        m.d.comb += rot.eq(funnel(m, Cat(self.in_data, self.in_data), (RN - off)[:lrn], 8 * R, 4, "wrot"))
+        take = self.in_valid & self.in_ready
+        pos_n = Signal.like(pos)
+        m.d.comb += pos_n.eq(Mux(self.start, self.start_nib, Mux(take, pos + self.in_cnt, pos)))
+        amounts = replicas(m, platform, (RN - pos_n[:lrn])[:lrn], max(1, R // 8), "wrot_amount")
+        m.d.comb += rot.eq(funnel(m, Cat(self.in_data, self.in_data), amounts, 8 * R, 4, "wrot"))
         bmask = Signal(4 * R)
         m.d.comb += bmask.eq(cnt_mask << off)
         m.d.comb += [

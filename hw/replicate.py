@@ -1,0 +1,50 @@
+"""Replicated registers: copies of one register, each driving a part of its loads.
+
+A register whose value selects in hundreds of multiplexers (a ring buffer's read
+pointer, a shifter's amount) has a net that spans the multiplexers' whole area; in a
+placed `base` such nets were tens of tiles long (docs/boards.md). `replicas` gives
+``copies`` registers that all load the same next value, so that each can stand beside
+the part of the loads it drives.
+
+yosys merges flip-flops with the same inputs (``opt_merge``), whatever attributes the
+wires have, so on the ECP5 (``platform.family == "ecp5"``) every bit of a copy is a
+``TRELLIS_FF`` instance with the ``keep`` attribute: a synchronous reset to the
+register's initial value (``SRMODE="LSR_OVER_CE"``, ``REGSET`` per bit), clocked and
+reset by the ``sync`` domain, as Amaranth's own registers map. Elsewhere (simulation,
+the Verilog export, the iCE40) the copies are ordinary registers, which the tools may
+merge. Either way each copy holds the same value in every cycle (the register's).
+
+Latency: a copy is a register (its value is ``next`` of the cycle before); no logic
+besides the flip-flops.
+"""
+
+from amaranth.hdl import ClockSignal, Const, Instance, ResetSignal, Signal, Value
+
+__all__ = ["replicas"]
+
+
+def _ecp5(platform):
+    return getattr(platform, "family", None) == "ecp5"
+
+
+def replicas(m, platform, next_value, copies, name, init=0):
+    """``copies`` registers of ``len(next_value)`` bits, each loading ``next_value`` at every
+    clock edge of the ``sync`` domain (reset to ``init``). Returns the list of their values."""
+    next_value = Value.cast(next_value)
+    width = len(next_value)
+    init = Const(init, width).value
+    out = []
+    for k in range(copies):
+        if _ecp5(platform):
+            q = Signal(width, name=f"{name}_r{k}")
+            for b in range(width):
+                m.submodules[f"{name}_r{k}_ff{b}"] = Instance(
+                    "TRELLIS_FF", a_keep=1,
+                    p_GSR="DISABLED", p_CEMUX="1", p_CLKMUX="CLK", p_LSRMUX="LSR",
+                    p_SRMODE="LSR_OVER_CE", p_REGSET="SET" if (init >> b) & 1 else "RESET",
+                    i_CLK=ClockSignal("sync"), i_LSR=ResetSignal("sync"), i_DI=next_value[b], o_Q=q[b])
+        else:
+            q = Signal(width, name=f"{name}_r{k}", init=init)
+            m.d.sync += q.eq(next_value)
+        out.append(q)
+    return out

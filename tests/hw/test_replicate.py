@@ -1,0 +1,107 @@
+# amaranth: UnusedElaboratable=no
+"""`hw.replicate.replicas`: every copy equals an ordinary register loading the same
+values (simulation, random inputs, with the reset), and on the ECP5 yosys keeps every
+copy, mapped as it maps an ordinary register with the same reset value."""
+
+import json
+import random
+import subprocess
+
+from amaranth.back import rtlil
+from amaranth.hdl import ClockDomain, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
+
+from xdsa.hw.replicate import replicas
+from xdsa.hw.synth import FlowPlatform, yowasp_env
+
+INIT = 0b101
+
+
+class _Top(wiring.Component):
+    """Three replicas of a 3-bit register with initial value INIT, and the register itself."""
+    d: In(3)
+    copies: Out(9)
+    ref: Out(3)
+
+    def elaborate(self, platform):
+        m = Module()
+        ref = Signal(3, init=INIT)
+        m.d.sync += ref.eq(self.d)
+        qs = replicas(m, platform, self.d, 3, "r", init=INIT)
+        for k, q in enumerate(qs):
+            m.d.comb += self.copies[3 * k:3 * k + 3].eq(q)
+        m.d.comb += self.ref.eq(ref)
+        return m
+
+
+def test_copies_follow_the_register():
+    top = _Top()
+    rng = random.Random(5)
+    seen = []
+
+    async def bench(ctx):
+        for cycle in range(200):
+            ctx.set(top.d, rng.randrange(8))
+            if cycle == 100:
+                ctx.set(top.d, 0)
+            await ctx.tick()
+            ref = ctx.get(top.ref)
+            seen.append(ref)
+            copies = ctx.get(top.copies)
+            assert [(copies >> (3 * k)) & 7 for k in range(3)] == [ref] * 3, f"cycle {cycle}"
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert len(set(seen)) == 8                          # the inputs reached every value
+
+
+def test_reset_returns_copies_to_init():
+    top = _Top()
+    m = Module()
+    m.domains.sync = cd = ClockDomain()
+    m.submodules.top = top
+
+    async def bench(ctx):
+        ctx.set(top.d, 2)
+        await ctx.tick()
+        assert ctx.get(top.ref) == 2 and ctx.get(top.copies) == 2 * 0b001001001
+        ctx.set(cd.rst, 1)
+        await ctx.tick()
+        assert ctx.get(top.ref) == INIT and ctx.get(top.copies) == INIT * 0b001001001
+
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def _ffs(tmp_path, family):
+    (tmp_path / "t.il").write_text(rtlil.convert(_Top(), name="top", platform=FlowPlatform(family)))
+    env = yowasp_env(("YOSYS",))
+    subprocess.run([env["YOSYS"], "-q", "-p", "read_rtlil t.il; synth_ecp5 -top top; write_json t.json"],
+                   cwd=tmp_path, env=env, check=True)
+    cells = json.loads((tmp_path / "t.json").read_text())["modules"]["top"]["cells"].values()
+    return [c for c in cells if c["type"] == "TRELLIS_FF"]
+
+
+def test_ecp5_keeps_every_copy(tmp_path):
+    ffs = _ffs(tmp_path, "ecp5")
+    assert len(ffs) == 4 * 3                            # the register and three copies, 3 bits each
+    params = {}
+    for c in ffs:
+        p = dict(c["parameters"])
+        bit = c["connections"]["DI"][0]
+        params.setdefault(bit, []).append(p)
+    # every copy of a bit has the parameters yosys gave the ordinary register's flip-flop
+    assert len(params) == 3
+    for bit, ps in params.items():
+        assert len(ps) == 4 and all(p == ps[0] for p in ps), ps
+
+
+def test_elsewhere_ordinary_registers(tmp_path):
+    """Without the ECP5 the copies are ordinary registers, which yosys merges."""
+    assert len(_ffs(tmp_path, "ice40")) == 3
