@@ -146,15 +146,15 @@ class StreamReader(wiring.Component):
             m.d.comb += [npos.eq(pos + self.take), cross.eq((pos[:lrn] + self.take[:lrn + 1])[lrn])]
         adv = Signal()                              # the consumer enters the next row
         m.d.comb += adv.eq(~self.start & self.take_en & cross)
-        with m.If(adv):
-            m.d.sync += [cslot.eq(nslot), nslot.eq(ring_next(nslot))]
-        # copies of the read pointers and the offset, one per 64-bit slice of the rows (the
-        # pointers select in 2 x 8 R multiplexers, the offset in the funnel's every stage: the
-        # placed engine's hot nets, fan-out 300 to 650, session 23); the registers' next values
+        # the read pointers and the position as next values, and copies of the pointers and
+        # the offset, one per 64-bit slice of the rows (the pointers select in 2 x 8 R
+        # multiplexers, the offset in the funnel's every stage: the placed engine's hot nets,
+        # fan-out 300 to 650, session 23)
         cslot_n, nslot_n, pos_n = Signal.like(cslot), Signal.like(nslot), Signal.like(pos)
         m.d.comb += [cslot_n.eq(Mux(self.start, 0, Mux(adv, nslot, cslot))),
                      nslot_n.eq(Mux(self.start, 1, Mux(adv, ring_next(nslot), nslot))),
                      pos_n.eq(Mux(self.start, self.start_nib, Mux(self.take_en, npos, pos)))]
+        m.d.sync += [cslot.eq(cslot_n), nslot.eq(nslot_n), pos.eq(pos_n)]
         copies = max(1, R // 8)
         cslots = replicas(m, platform, cslot_n, copies, "cslot")
         nslots = replicas(m, platform, nslot_n, copies, "nslot")
@@ -191,15 +191,12 @@ class StreamReader(wiring.Component):
         with m.If(self.start):
             first = self.start_nib >> lrn
             m.d.sync += [
-                pos.eq(self.start_nib),
                 end.eq(self.start_nib + self.start_len),
                 irow.eq(first), rrow.eq(first),
-                wslot.eq(0), cslot.eq(0), nslot.eq(1),
+                wslot.eq(0),
                 lrow.eq((self.start_nib + self.start_len - 1) >> lrn),
                 on.eq(self.start_len != 0),
             ]
-        with m.Elif(self.take_en):
-            m.d.sync += pos.eq(npos)
         return m
 
 
@@ -281,8 +278,9 @@ class StreamWriter(wiring.Component):
         # (its amount, RN - off, in one register per 64-bit slice: `hw.replicate`)
         rot = Signal(8 * R)
         take = self.in_valid & self.in_ready
-        pos_n = Signal.like(pos)
+        pos_n = Signal.like(pos)                    # (pos's next value)
         m.d.comb += pos_n.eq(Mux(self.start, self.start_nib, Mux(take, pos + self.in_cnt, pos)))
+        m.d.sync += pos.eq(pos_n)
         amounts = replicas(m, platform, (RN - pos_n[:lrn])[:lrn], max(1, R // 8), "wrot_amount")
         m.d.comb += rot.eq(funnel(m, Cat(self.in_data, self.in_data), amounts, 8 * R, 4, "wrot"))
         bmask = Signal(4 * R)
@@ -307,14 +305,13 @@ class StreamWriter(wiring.Component):
 
         with m.If(self.start):
             m.d.sync += [
-                pos.eq(self.start_nib), left.eq(self.start_len), at_end.eq(self.start_len == 0),
+                left.eq(self.start_len), at_end.eq(self.start_len == 0),
                 arow.eq(self.start_nib >> lrn), acc.eq(0), accm.eq(0),
                 tail_row.eq((self.start_nib + self.start_len) >> lrn),
                 tail_off.eq((self.start_nib + self.start_len)[:lrn]),
             ]
         with m.Elif(self.in_valid & self.in_ready):
-            npos = pos + self.in_cnt
-            m.d.sync += [pos.eq(npos), left.eq(left - self.in_cnt), at_end.eq(left == self.in_cnt)]
+            m.d.sync += [left.eq(left - self.in_cnt), at_end.eq(left == self.in_cnt)]
             # the beat completes the accumulator's row or ends the stream (a compare of the
             # registered count, not of an added position)
             with m.If((off + self.in_cnt >= RN) | (left == self.in_cnt)):
