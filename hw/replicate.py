@@ -14,13 +14,19 @@ reset by the ``sync`` domain, as Amaranth's own registers map. Elsewhere (simula
 the Verilog export, the iCE40) the copies are ordinary registers, which the tools may
 merge. Either way each copy holds the same value in every cycle (the register's).
 
+`slices(bits)` is the number of copies the project uses for a select over ``bits``
+bits (one per 64-bit slice); `mux_sliced` is ``Mux(sel, a, b)`` with each slice
+selected by its own copy.
+
 Latency: a copy is a register (its value is ``next`` of the cycle before); no logic
 besides the flip-flops.
 """
 
-from amaranth.hdl import ClockSignal, Const, Instance, ResetSignal, Signal, Value
+from amaranth.hdl import Cat, ClockSignal, Const, Instance, Mux, ResetSignal, Signal, Value
 
-__all__ = ["replicas"]
+__all__ = ["replicas", "slices", "mux_sliced"]
+
+SLICE_BITS = 64
 
 
 def _ecp5(platform):
@@ -48,3 +54,20 @@ def replicas(m, platform, next_value, copies, name, init=0):
             m.d.sync += q.eq(next_value)
         out.append(q)
     return out
+
+
+def slices(bits):
+    """Copies of a select over `bits` bits: one per SLICE_BITS (at least one)."""
+    return max(1, bits // SLICE_BITS)
+
+
+def _bounds(width, parts):
+    step = -(-width // parts)
+    return [(lo, min(lo + step, width)) for lo in range(0, width, step)]
+
+
+def mux_sliced(sels, a, b):
+    """``Mux(sel, a, b)`` for copies `sels` of one select: slice ``j`` of ``len(sels)``
+    equal slices of `a` and `b` chosen by ``sels[j]``."""
+    a, b = Value.cast(a), Value.cast(b)
+    return Cat(Mux(s, a[lo:hi], b[lo:hi]) for s, (lo, hi) in zip(sels, _bounds(len(a), len(sels))))

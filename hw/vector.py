@@ -86,7 +86,7 @@ from xdsa.golden.isa import DataUnit, Fault, Section
 
 from . import fields as F
 from .bus import engine_members, row_addr_bits
-from .replicate import replicas
+from .replicate import mux_sliced, replicas, slices
 from .vector_alu import OCC_BITS, beat_config_layout
 from .vector_ops import NARROW_KINDS, NARROW_SCALED_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
@@ -476,7 +476,7 @@ class VectorEngine(wiring.Component):
         red_run_n = Signal(name="red_run_next")
         m.d.comb += red_run_n.eq(red_run)
         m.d.sync += red_run.eq(red_run_n)
-        red_runs = replicas(m, platform, red_run_n, max(1, R // 8), "red_run")
+        red_runs = replicas(m, platform, red_run_n, slices(8 * R), "red_run")
         want1, want2 = readers[1].req_valid, readers[2].req_valid
         own2 = Signal()
         m.d.comb += own2.eq(Mux(b_hold, b_hold_own, want2 & (~want1 | b_prio)))
@@ -701,13 +701,8 @@ class VectorEngine(wiring.Component):
             m.d.sync += slot_count.eq(length)
 
         # --- writer ---------------------------------------------------------------------------------------------
-        ds, ms = 8 * R // len(red_runs), 2 * R // len(red_runs)     # a slice's data and mask bits
-        m.d.comb += [
-            wrt.in_data.eq(Cat(Mux(c, red.out_data[j * ds:(j + 1) * ds], pipe.out_data[j * ds:(j + 1) * ds])
-                               for j, c in enumerate(red_runs))),
-            wrt.in_mask.eq(Cat(Mux(c, red.out_mask[j * ms:(j + 1) * ms], pipe.out_mask[j * ms:(j + 1) * ms])
-                               for j, c in enumerate(red_runs))),
-        ]
+        m.d.comb += [wrt.in_data.eq(mux_sliced(red_runs, red.out_data, pipe.out_data)),
+                     wrt.in_mask.eq(mux_sliced(red_runs, red.out_mask, pipe.out_mask))]
         m.d.comb += [
             wrt.start.eq(start_rd), wrt.start_nib.eq(addr[D] << 1),
             wrt.start_len.eq(nibbles(Mux(props.reduction, Mux(tensor, red_m, 1), length), bd)),

@@ -42,7 +42,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .replicate import replicas
+from .replicate import mux_sliced, replicas, slices
 from .thermometer import thermometer
 from .vector_alu import OCC_BITS, VectorAlu, beat_config_layout
 from .vector_alu_split import SplitAlu
@@ -140,23 +140,15 @@ class BeatPipe(wiring.Component):
         # the head slot's windows, each 64-bit slice through its own copy of the read pointer
         # (`hw.replicate`: it selects in 2 n multiplexers)
         a_rp_n = Signal(name="a_rp_next")
-        sl = 64 if n % 64 == 0 else n
-        a_rps = replicas(m, platform, a_rp_n, n // sl, "a_rp")
-
-        def head(i):
-            return Cat(Mux(r, wa[1][i][j * sl:(j + 1) * sl], wa[0][i][j * sl:(j + 1) * sl])
-                       for j, r in enumerate(a_rps))
-        head0, head1 = head(0), head(1)
+        a_rps = replicas(m, platform, a_rp_n, slices(n), "a_rp")
+        head0, head1 = (mux_sliced(a_rps, wa[1][i], wa[0][i]) for i in range(2))
         head_d = Mux(a_rp, da[1], da[0])
         src0 = unpack(head0, cfg.b0, cfg.sg0, "u0")
         # s0_c_due also as one register per 64-bit slice (`hw.replicate`): it selects in 4 n
         # multiplexers and enables (fan-out about 600 in the placed engine, session 23)
         s0_c_due_n = Signal(name="s0_c_due_next")
-        c_slices = replicas(m, platform, s0_c_due_n, n // sl, "s0_c_due")
-
-        def by_slice(a, b):                         # Mux(s0_c_due, a, b), slice by slice
-            return Cat(Mux(c, a[j * sl:(j + 1) * sl], b[j * sl:(j + 1) * sl]) for j, c in enumerate(c_slices))
-        src12 = unpack(by_slice(wa2, head1), Mux(s0_c_due, cfg.b2, cfg.b1),
+        c_slices = replicas(m, platform, s0_c_due_n, slices(n), "s0_c_due")
+        src12 = unpack(mux_sliced(c_slices, wa2, head1), Mux(s0_c_due, cfg.b2, cfg.b1),
                        Mux(s0_c_due, cfg.sg2, cfg.sg1), "u1")
         # the operands, their sign words (flags at the lane MSBs) and for sources 0 and 1
         # lane-wide sign masks (straight from the window, beside the unpacking: the ALU
@@ -225,10 +217,8 @@ class BeatPipe(wiring.Component):
                 m.d.sync += r.eq(val)
         with m.Elif(fin):
             m.d.sync += v0.eq(0)
-        for j, c in enumerate(c_slices):
-            with m.If(c):
-                m.d.sync += [regs[4][j * sl:(j + 1) * sl].eq(src12[0][j * sl:(j + 1) * sl]),
-                             regs[5][j * sl:(j + 1) * sl].eq(src12[1][j * sl:(j + 1) * sl])]
+        for r, v in ((regs[4], src12[0]), (regs[5], src12[1])):
+            m.d.sync += r.eq(mux_sliced(c_slices, v, r))
         m.d.sync += last_it.eq(it == occ_m1)
         with m.If(fin):
             m.d.sync += [it.eq(0), vt.eq(1), dt.eq(d0), last_it.eq(occ_m1 == 0)]

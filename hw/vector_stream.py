@@ -46,7 +46,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from .replicate import replicas
+from .replicate import mux_sliced, replicas, slices
 
 __all__ = ["StreamReader", "StreamWriter", "funnel"]
 
@@ -61,9 +61,7 @@ def funnel(m, x, amount, out_bits, unit, name):
         d = unit << k
         keep = out_bits + (unit << k) - unit
         y = Signal(keep, name=f"{name}_{k}")
-        step = -(-keep // len(amounts))
-        m.d.comb += y.eq(Cat(Mux(a[k], x[d + lo:d + min(lo + step, keep)], x[lo:min(lo + step, keep)])
-                             for a, lo in zip(amounts, range(0, keep, step))))
+        m.d.comb += y.eq(mux_sliced([a[k] for a in amounts], x[d:d + keep], x[:keep]))
         x = y
     return x[:out_bits]
 
@@ -155,7 +153,7 @@ class StreamReader(wiring.Component):
                      nslot_n.eq(Mux(self.start, 1, Mux(adv, ring_next(nslot), nslot))),
                      pos_n.eq(Mux(self.start, self.start_nib, Mux(self.take_en, npos, pos)))]
         m.d.sync += [cslot.eq(cslot_n), nslot.eq(nslot_n), pos.eq(pos_n)]
-        copies = max(1, R // 8)
+        copies = slices(8 * R)
         cslots = replicas(m, platform, cslot_n, copies, "cslot")
         nslots = replicas(m, platform, nslot_n, copies, "nslot")
         offsets = replicas(m, platform, pos_n[:lrn], copies, "offset")
@@ -281,7 +279,7 @@ class StreamWriter(wiring.Component):
         pos_n = Signal.like(pos)                    # (pos's next value)
         m.d.comb += pos_n.eq(Mux(self.start, self.start_nib, Mux(take, pos + self.in_cnt, pos)))
         m.d.sync += pos.eq(pos_n)
-        amounts = replicas(m, platform, (RN - pos_n[:lrn])[:lrn], max(1, R // 8), "wrot_amount")
+        amounts = replicas(m, platform, (RN - pos_n[:lrn])[:lrn], slices(8 * R), "wrot_amount")
         m.d.comb += rot.eq(funnel(m, Cat(self.in_data, self.in_data), amounts, 8 * R, 4, "wrot"))
         bmask = Signal(4 * R)
         m.d.comb += bmask.eq(cnt_mask << off)
