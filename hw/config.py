@@ -33,6 +33,8 @@ class CoreConfig:
                                    # about 3,000 LUT4 sites on ECP5 and keeps the ResNet-20 stem at
                                    # >= 75 %, see docs/matrix-unit.md)
     fetch_depth: int = None        # fetcher buffer entries (None: default_depth(row_bytes))
+    mem_latency: int = 1           # data memory read latency in cycles (hw/memory.py): 1, or 2 with the
+                                   # requests registered in front of the block RAMs
     synth_luts: str = "abc9"       # the synthesis flow's default LUT mapper (hw/synth.py): "abc9", or
                                    # "abc" (abc -lut 4: fewer LUTs; `base` fits the ECP5-85F only so)
     synth_router: str = "router1"  # the flow's default nextpnr router ("router2" for `base`: router1
@@ -51,6 +53,8 @@ class CoreConfig:
                 raise ValueError(f"domain port DID {d:#x} is not a STANDARD non-Unity or CUSTOM DID")
         if self.fetch_depth is not None and (not isinstance(self.fetch_depth, int) or self.fetch_depth < 1):
             raise ValueError(f"fetch_depth must be a positive number of buffer entries, not {self.fetch_depth!r}")
+        if self.mem_latency not in (1, 2):
+            raise ValueError(f"mem_latency must be 1 or 2 cycles, not {self.mem_latency!r}")
         if self.synth_luts not in ("abc9", "abc"):
             raise ValueError(f"synth_luts must be 'abc9' or 'abc', not {self.synth_luts!r}")
         if self.synth_router not in ("router1", "router2"):

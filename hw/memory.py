@@ -25,22 +25,28 @@ client port (`bus.ReadPort`, `bus.WritePort`, seen flipped here):
   nothing changes; without it a request can be lost.
 * **Bounds.** A request for a row ``>= config.rows`` is accepted and dropped: a
   write changes nothing, a read returns 0, and nothing wraps around. ``error``
-  pulses high for one cycle, the cycle after such a request transferred (together
+  pulses high for one cycle, ``L`` cycles after such a request transferred (together
   with the read's response); several out-of-range requests in one cycle give one
   pulse, requests in consecutive cycles keep it high.
 
-Timing (bus.py's protocol):
+Timing (bus.py's protocol), with ``L = config.mem_latency`` (1 or 2):
 
-* read latency: the response is valid on the client's ``rsp`` exactly one cycle
-  after its request transferred (a synchronous SRAM read); responses are in order
-  and go only to the client that issued the request.
+* read latency: the response is valid on the client's ``rsp`` exactly ``L`` cycles
+  after its request transferred; responses are in order and go only to the client
+  that issued the request. With ``L = 1`` the granted address goes straight to the
+  SRAM (a synchronous read); with ``L = 2`` every request is first registered (the
+  granted read address of each physical port, and the write request), so the block
+  RAMs see registers only and no client's request logic reaches them in its cycle.
 * read throughput: one row per physical read port per cycle.
 * ``rsp.payload`` is defined only while ``rsp.valid`` is high (the SRAM reads
   every cycle; its read enable is constant).
-* write: takes effect at the clock edge that transfers the request; one write per
-  cycle.
+* write: takes effect at the clock edge that transfers the request (``L = 1``) or
+  at the next one (``L = 2``); as the ports see it the two are the same, because a
+  read's SRAM access is delayed as much: a read that transfers after the write's
+  transfer cycle returns the new data. One write per cycle.
 * reads are not transparent: a read transferring in the same cycle as a write to
   the same row returns the old data.
+* ``error`` pulses ``L`` cycles after an out-of-range request transferred.
 * ``req.ready`` of a client is combinational from the ``req.valid`` of the
   higher-priority clients on its port (not from its own ``valid``; for an exclusive
   client, of the higher clients that are not exclusive).
@@ -83,6 +89,15 @@ def rows_from_bytes(config: CoreConfig, init) -> list:
     init = init + bytes(-len(init) % rb)
     rows = [int.from_bytes(init[i:i + rb], "little") for i in range(0, len(init), rb)]
     return rows + [0] * (config.rows - len(rows))
+
+
+def _delayed(m, value, cycles, name):
+    """`value` delayed by `cycles` registers (itself for 0)."""
+    for k in range(cycles):
+        q = Signal(value.shape(), name=f"{name}_d{k + 1}" if cycles > 1 else name)
+        m.d.sync += q.eq(value)
+        value = q
+    return value
 
 
 def _check_name(name, kind):
@@ -155,13 +170,15 @@ class MemorySystem(wiring.Component):
         wp = storage.write_port(granularity=8)
         error = Signal()            # an out-of-range request transfers this cycle
 
+        def request_stage(value, name):
+            """`value` as the SRAM sees it: itself (L = 1) or registered (L = 2)."""
+            return _delayed(m, value, cfg.mem_latency - 1, f"{name}_q")
+
         # --- read ports ---------------------------------------------------------------
         for p, clients in enumerate(self.read_clients):
             rp = storage.read_port(transparent_for=())
             ports = [getattr(self, f"r_{n}") for n in clients]
             granted = [Signal(name=f"rd{p}_grant_{n}") for n in clients]
-            pending = [Signal(name=f"rd{p}_rsp_{n}") for n in clients]     # response due
-            oob_q = Signal(name=f"rd{p}_oob")                                # it is out of range
             any_higher = Const(0)
             for n, port, g in zip(clients, ports, granted):
                 m.d.comb += [port.req.ready.eq(~self._blocking(n, clients, ports)),
@@ -176,13 +193,13 @@ class MemorySystem(wiring.Component):
             # The SRAM reads every cycle (its read enable is left high): ``rsp.payload`` means
             # something only while ``rsp.valid``, and an enable would be one more late net
             # from the requests to every block RAM of the port.
-            m.d.comb += rp.addr.eq(addr)
-            m.d.sync += oob_q.eq(transfer & ~in_range)
+            m.d.comb += rp.addr.eq(request_stage(addr, f"rd{p}_addr"))
             with m.If(transfer & ~in_range):
                 m.d.comb += error.eq(1)
-            for port, g, q in zip(ports, granted, pending):
-                m.d.sync += q.eq(g)
-                m.d.comb += [port.rsp.valid.eq(q),
+            # the response is due L cycles after the grant: one register per cycle of latency
+            oob_q = _delayed(m, transfer & ~in_range, cfg.mem_latency, f"rd{p}_oob")
+            for n, port, g in zip(clients, ports, granted):
+                m.d.comb += [port.rsp.valid.eq(_delayed(m, g, cfg.mem_latency, f"rd{p}_rsp_{n}")),
                              port.rsp.payload.eq(Mux(oob_q, 0, rp.data))]
 
         # --- write port ---------------------------------------------------------------
@@ -201,13 +218,15 @@ class MemorySystem(wiring.Component):
                              w_be.eq(port.req.payload.be)]
         w_transfer = any_higher
         w_in_range = w_row < rows
-        m.d.comb += [wp.addr.eq(w_row), wp.data.eq(w_data)]
+        w_en = Signal(cfg.row_bytes)
         with m.If(w_transfer & w_in_range):
-            m.d.comb += wp.en.eq(w_be)
+            m.d.comb += w_en.eq(w_be)
+        m.d.comb += [wp.addr.eq(request_stage(w_row, "wr_row")), wp.data.eq(request_stage(w_data, "wr_data")),
+                     wp.en.eq(request_stage(w_en, "wr_en"))]
         with m.If(w_transfer & ~w_in_range):
             m.d.comb += error.eq(1)
 
-        m.d.sync += self.error.eq(error)
+        m.d.sync += self.error.eq(_delayed(m, error, cfg.mem_latency - 1, "error"))
         return m
 
     def _blocking(self, name, clients, ports):

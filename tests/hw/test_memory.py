@@ -4,11 +4,14 @@
 Random requests from several clients on several physical read ports and on the
 shared write port; every cycle the test checks each client's ``req.ready`` (fixed
 priority), each response (routing, data, one-cycle latency), the ``error`` pulse,
-and at the end the whole memory contents. Set XDSA_VCD=1 to write waveforms.
+and at the end the whole memory contents, for both read latencies
+(``mem_latency`` 1 and 2: the requests registered in front of the SRAM). Set
+XDSA_VCD=1 to write waveforms.
 """
 
 import os
 import random
+from dataclasses import replace
 
 import pytest
 from amaranth.back import verilog
@@ -23,6 +26,11 @@ from xdsa.hw.memory import MemorySystem, rows_from_bytes
 CFG_ODD = CoreConfig("t24x8", mem_bytes=24 * 8, row_bytes=8)
 CFG_32 = CoreConfig("t12x32", mem_bytes=12 * 32, row_bytes=32)
 CFG_16 = CoreConfig("t16x16", mem_bytes=16 * 16, row_bytes=16)      # no row is out of range
+
+
+def registered(config):
+    """`config` with the read latency of 2 (requests registered in front of the SRAM)."""
+    return replace(config, name=config.name + "_l2", mem_latency=2)
 
 
 def simulate(dut, testbench, name):
@@ -95,9 +103,12 @@ def random_traffic(config, read_clients, write_clients, *, cycles, seed, p_req=0
             held = held_r if n in held_r else held_w
             return n not in exclusive or not any(held[o] is not None for o in exclusive
                                                  if o != n and port_of.get(o) == port_of[n])
-        due = {}                                      # read client -> expected data this cycle
-        error_due = False
+        # per cycle still to come: (read client -> expected data, error expected); the
+        # responses of a cycle's grants are due `mem_latency` cycles later
+        latency = config.mem_latency
+        due_queue = [({}, False)] * latency
         for cycle in range(cycles):
+            due, error_due = due_queue.pop(0)
             where = f"{config.name} seed {seed} cycle {cycle}"
             # requests: new ones only when the client holds none (stream rule)
             for n in readers:
@@ -168,6 +179,14 @@ def random_traffic(config, read_clients, write_clients, *, cycles, seed, p_req=0
                 stats["writes"] += 1
             stats["reads"] += len(reads)
             stats["oob"] += error_due
+            due_queue.append((due, error_due))
+            await ctx.tick()
+
+        for n in readers:                                 # nothing requested: no write is pending
+            ctx.set(getattr(dut, f"r_{n}").req.valid, 0)
+        for n in write_clients:
+            ctx.set(getattr(dut, f"w_{n}").req.valid, 0)
+        for _ in range(latency - 1):                      # a registered write lands a cycle later
             await ctx.tick()
 
         for row in range(config.rows):
@@ -179,7 +198,9 @@ def random_traffic(config, read_clients, write_clients, *, cycles, seed, p_req=0
     return stats
 
 
-@pytest.mark.parametrize("config,seed", [(CFG_ODD, 1), (CFG_32, 2), (CFG_16, 3), (CFG_ODD, 4)])
+@pytest.mark.parametrize("config,seed", [(CFG_ODD, 1), (CFG_32, 2), (CFG_16, 3), (CFG_ODD, 4),
+                                         (registered(CFG_ODD), 1), (registered(CFG_32), 2),
+                                         (registered(CFG_16), 3)])
 def test_random_traffic(config, seed):
     stats = random_traffic(config, [["a", "b", "c"], ["d"], ["e", "f"]], ["x", "y", "z"],
                            cycles=600, seed=seed)
@@ -189,11 +210,11 @@ def test_random_traffic(config, seed):
         assert stats["oob"] > 10
 
 
-@pytest.mark.parametrize("seed", [5, 6])
-def test_random_traffic_exclusive_clients(seed):
+@pytest.mark.parametrize("config,seed", [(CFG_ODD, 5), (CFG_ODD, 6), (registered(CFG_ODD), 5)])
+def test_random_traffic_exclusive_clients(config, seed):
     """The core's arrangement: engines first on each port and on the write port, never two
     of one port requesting at once; an engine's ready ignores the other engines' requests."""
-    stats = random_traffic(CFG_ODD, [["a", "b", "c", "f"], ["d", "e"]], ["x", "y", "z"], cycles=600, seed=seed,
+    stats = random_traffic(config, [["a", "b", "c", "f"], ["d", "e"]], ["x", "y", "z"], cycles=600, seed=seed,
                            exclusive=("a", "b", "d", "e", "x", "y"))
     assert stats["waits"] > 50 and stats["writes"] > 200
 
@@ -217,9 +238,10 @@ def test_exclusive_names_must_be_clients():
         MemorySystem(CFG_ODD, [["a"]], ["x"], exclusive=("a", "q"))
 
 
-def test_random_traffic_light_load():
+@pytest.mark.parametrize("config", [CFG_ODD, registered(CFG_ODD)])
+def test_random_traffic_light_load(config):
     """Sparse requests: responses and grants when most clients are idle."""
-    random_traffic(CFG_ODD, [["a", "b"]], ["x"], cycles=400, seed=7, p_req=0.15)
+    random_traffic(config, [["a", "b"]], ["x"], cycles=400, seed=7, p_req=0.15)
 
 
 def test_single_client_ports():
