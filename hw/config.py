@@ -32,7 +32,7 @@ class CoreConfig:
     matrix_rq_lanes: int = 2       # CONV2D requantisers (results per cycle, 1 or 2; the second costs
                                    # about 3,000 LUT4 sites on ECP5 and keeps the ResNet-20 stem at
                                    # >= 75 %, see docs/matrix-unit.md)
-    fetch_depth: int = None        # fetcher buffer entries (None: default_depth(row_bytes))
+    fetch_depth: int = None        # fetcher buffer entries (None: default_depth(row_bytes, mem_latency))
     mem_latency: int = 1           # data memory read latency in cycles (hw/memory.py): 1, or 2 with the
                                    # requests registered in front of the block RAMs
     synth_luts: str = "abc9"       # the synthesis flow's default LUT mapper (hw/synth.py): "abc9", or

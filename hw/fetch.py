@@ -36,9 +36,10 @@ Microarchitecture (mirrored register for register by the cycle model
 
 * request side: the next row ``req_row``; a request is offered while ``req_row <
   rows`` and the buffer has room for every response that may still arrive
-  (``count + pending < depth``). Rows after the program's END may be read
-  (at most ``depth`` of them).
-* response side: ``pending`` marks the response due this cycle. The first ``32 //
+  (``count`` plus the responses in flight below ``depth``). Rows after the
+  program's END may be read (at most ``depth`` of them).
+* response side: ``pending`` has one bit per cycle of the memory's read latency
+  ``L = config.mem_latency``; bit 0 marks the response due this cycle. The first ``32 //
   row_bytes`` rows of each group are shifted into the 256-bit DID-pack register;
   each payload row (row_bytes 16 or 32; with 8-byte rows, each pair of rows, the
   first one kept in ``stage``) becomes one buffer entry of ``max(1, row_bytes //
@@ -55,9 +56,9 @@ Microarchitecture (mirrored register for register by the cycle model
   head entry. Whether the payload at ``pc`` lies outside the memory is a register
   too, updated with ``pc`` (the cycle model compares ``pc`` itself: the same value).
 
-Latency: the first item is valid ``32 // row_bytes + max(1, 16 // row_bytes) + 2``
-cycles after the ``start`` cycle (4, 5 and 8 cycles with 32-, 16- and 8-byte rows)
-when every request is granted; a fault item for a bad start 1 cycle after.
+Latency: the first item is valid ``32 // row_bytes + max(1, 16 // row_bytes) + 1 + L``
+cycles after the ``start`` cycle (4, 5 and 8 cycles with 32-, 16- and 8-byte rows and
+``L = 1``) when every request is granted; a fault item for a bad start 1 cycle after.
 
 Throughput with ``out.ready`` high and every request granted: 1 instruction per
 cycle with 32-byte rows, including across group boundaries (17 row reads per 32
@@ -142,7 +143,8 @@ class Fetcher(wiring.Component):
         slot = Signal(range(GROUP_SIZE))            # its slot in the group
         sub = Signal(range(max(per, 2)))            # its place in the head entry (1 bit at least)
         req_row = Signal(ab + 1)                    # next row to request
-        pending = Signal()                          # a response is due this cycle
+        L = cfg.mem_latency
+        pending = Signal(L)                         # responses in flight; bit 0: due this cycle
         pos = Signal(range(group_rows))             # that response's row within its group
         dids = Signal(8 * DID_PACK_BYTES)           # DID pack (shifted out as used)
         stage = Signal(64) if rb == 8 else None     # first half of a payload (8-byte rows)
@@ -177,7 +179,8 @@ class Fetcher(wiring.Component):
             self.out.payload.did.eq(Mux(fault, 0, head_did)),
             self.out.payload.payload.eq(Mux(fault, 0, head_payload)),
             self.out.payload.fault.eq(Mux(fault, Fault.FETCH_RANGE, 0)),
-            self.mem.req.valid.eq(running & ~bad & (req_row < rows) & (count + pending < depth)),
+            self.mem.req.valid.eq(running & ~bad & (req_row < rows)
+                                  & (sum((pending[k] for k in range(L)), count) < depth)),
             self.mem.req.payload.eq(req_row[:ab]),
             self.busy.eq(running),
         ]
@@ -196,7 +199,7 @@ class Fetcher(wiring.Component):
 
         # --- response parser --------------------------------------------------------
         rsp = self.mem.rsp.payload
-        with m.If(pending & self.mem.rsp.valid):
+        with m.If(pending[0] & self.mem.rsp.valid):
             m.d.sync += pos.eq(Mux(pos == group_rows - 1, 0, pos + 1))
             with m.If(pos < did_rows):
                 m.d.sync += dids.eq(Cat(dids[8 * rb:], rsp))
@@ -226,7 +229,7 @@ class Fetcher(wiring.Component):
                 m.d.sync += sub.eq(Mux(popped, 0, sub + 1))
         with m.If(popped):
             m.d.sync += rp.eq(Mux(rp == depth - 1, 0, rp + 1))
-        m.d.sync += [count.eq(count + pushed - popped), pending.eq(req_fire)]
+        m.d.sync += [count.eq(count + pushed - popped), pending.eq(Cat(pending[1:], req_fire))]
 
         # --- end of fetching, start, stop (later statements win) -------------------------
         with m.If(finish):

@@ -24,9 +24,12 @@ Microarchitecture (the RTL's registers, mirrored one for one here):
 
 * request side: ``req_row``, the next memory row; a request is offered while
   running, the start was good, ``req_row < rows`` and the buffer has room for
-  every response that may still arrive (``count + pending < depth``).
-* ``pending``: a request transferred in the previous cycle, so its response is
-  on ``mem.rsp`` now (exactly one cycle later; a stop or start cancels it).
+  every response that may still arrive (``count`` plus the responses in flight
+  below ``depth``).
+* ``pending``: one bit per cycle of the memory's read latency ``L =
+  config.mem_latency`` (bus.py): bit 0 marks the response on ``mem.rsp`` now
+  (the request transferred ``L`` cycles ago), bit ``L - 1`` the request that
+  transferred in the previous cycle; a stop or start cancels them all.
 * response parser: ``pos``, the row's position within its 544-byte group; the
   first ``32 // row_bytes`` rows of a group are shifted into ``dids`` (the DID
   pack); each payload row (with row_bytes = 8: each pair of rows, the first one
@@ -51,19 +54,23 @@ M64 = (1 << 64) - 1
 M128 = (1 << 128) - 1
 
 
-def default_depth(row_bytes: int) -> int:
+def default_depth(row_bytes: int, mem_latency: int = 1) -> int:
     """Buffer entries of the fetcher (the RTL's and this model's default). Three
     entries are the fewest that sustain the full rate with the memory always granted
-    (32-byte rows: 1 instruction per cycle); with 32-byte rows a fourth one keeps
-    that rate while the arbiter withholds about one grant in five. Narrower rows are
-    limited by the memory bandwidth, which more entries do not raise."""
-    return 4 if row_bytes == 32 else 3
+    and a read latency of 1 (32-byte rows: 1 instruction per cycle); with 32-byte rows
+    a fourth one keeps that rate while the arbiter withholds about one grant in five,
+    and with a read latency of 2 too. Narrower rows are limited by the memory
+    bandwidth, which more entries do not raise, but with a read latency of 2 they need
+    a fourth entry to keep it (16-byte rows: 0.71 instead of 0.94 instructions per
+    cycle with three; 8-byte rows 0.38 instead of 0.47)."""
+    return 4 if row_bytes == 32 else 2 + mem_latency
 
 
 def configured_depth(config) -> int:
     """The buffer entries of `config`'s fetcher: its ``fetch_depth`` if set (a
-    `CoreConfig` field), else `default_depth` of its row width."""
-    return getattr(config, "fetch_depth", None) or default_depth(config.row_bytes)
+    `CoreConfig` field), else `default_depth` of its row width and read latency."""
+    return getattr(config, "fetch_depth", None) or default_depth(config.row_bytes,
+                                                                 getattr(config, "mem_latency", 1))
 
 
 def _row_addr_bits(rows):
@@ -111,8 +118,9 @@ class FetcherModel:
     the clock edge; they do not depend on that cycle's inputs) and then applies
     the clock edge. `outputs()` gives the current cycle's outputs without
     advancing. The memory read port's response is internal: the model answers its
-    own granted request (``req_valid and req_ready``) one cycle later, as the memory
-    system does (bus.py); the RTL must see its responses exactly then.
+    own granted request (``req_valid and req_ready``) ``config.mem_latency`` cycles
+    later, as the memory system does (bus.py); the RTL must see its responses exactly
+    then.
     """
 
     def __init__(self, config, memory, depth=None):
@@ -125,6 +133,7 @@ class FetcherModel:
             raise ValueError(f"depth must be a positive number of buffer entries, not {depth!r}")
         if len(memory) != config.mem_bytes:
             raise ValueError(f"memory holds {len(memory)} bytes; expected config.mem_bytes = {config.mem_bytes}")
+        self.latency = getattr(config, "mem_latency", 1)
         self.row_bytes, self.mem_bytes, self.depth = rb, config.mem_bytes, depth
         self.rows = config.mem_bytes // rb
         self.addr_bits = _row_addr_bits(self.rows)
@@ -136,8 +145,8 @@ class FetcherModel:
         self.running = self.bad = 0
         self.pc = self.slot = self.sub = 0
         self.req_row = 0
-        self.pending = 0
-        self.rsp_data = 0
+        self.pending = [0] * self.latency                   # bit 0: the response due now
+        self.rsp_data = [0] * self.latency                  # the rows those responses bring
         self.pos = 0
         self.dids = 0
         self.stage = 0
@@ -164,7 +173,7 @@ class FetcherModel:
             out_payload=0 if fault else payload,
             out_fault=int(Fault.FETCH_RANGE) if fault else 0,
             req_valid=int(bool(self.running and not self.bad and self.req_row < self.rows
-                               and self.count + self.pending < self.depth)),
+                               and self.count + sum(self.pending) < self.depth)),
             req_addr=self.req_row & ((1 << self.addr_bits) - 1),
             busy=int(bool(self.running)),
         )
@@ -189,8 +198,9 @@ class FetcherModel:
 
         # Response parser (the response to last cycle's request is on mem.rsp).
         push, entry = False, None
-        if self.pending:
-            data, rb = self.rsp_data, self.row_bytes
+        due = self.pending[0]
+        if due:
+            data, rb = self.rsp_data[0], self.row_bytes
             n_dids, n_pos = self.dids, self.pos + 1
             n_stage = self.stage
             if self.pos < self.did_rows:
@@ -208,14 +218,14 @@ class FetcherModel:
         # The clock edge: the ordinary updates, then `start` and `stop` override
         # (the same order of statements as the RTL, so `stop` wins).
         popped = bool(out_fire and not fault and self.sub == self.per - 1)
-        if self.pending:
+        if due:
             self.dids, self.stage, self.pos = n_dids, n_stage, n_pos
             if push:
                 self.fifo[self.wp] = entry
                 self.wp = (self.wp + 1) % self.depth
         if req_fire:
             self.req_row = (self.req_row + 1) & ((1 << (self.addr_bits + 1)) - 1)
-            self.rsp_data = read
+        self.rsp_data = self.rsp_data[1:] + [read]
         if out_fire and not fault:
             self.pc = (self.pc + PAYLOAD_BYTES
                        + (DID_PACK_BYTES if self.slot == GROUP_SIZE - 1 else 0)) & M64
@@ -224,10 +234,10 @@ class FetcherModel:
             if popped:
                 self.rp = (self.rp + 1) % self.depth
         self.count += int(push) - int(popped)
-        self.pending = int(bool(req_fire))
+        self.pending = self.pending[1:] + [int(bool(req_fire))]
         if finish:
             self.running = 0
-            self.pending = 0
+            self.pending = [0] * self.latency
         if start:
             a = int(start_addr) & M64
             self.running = 1
@@ -235,11 +245,11 @@ class FetcherModel:
             self.pc = (a + DID_PACK_BYTES) & M64
             self.slot = self.sub = 0
             self.req_row = (a // self.row_bytes) & ((1 << (self.addr_bits + 1)) - 1)
-            self.pending = 0
+            self.pending = [0] * self.latency
             self.pos = 0
             self.wp = self.rp = self.count = 0
         if stop:
             self.running = 0
-            self.pending = 0
+            self.pending = [0] * self.latency
         self.cycle += 1
         return o

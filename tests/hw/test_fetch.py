@@ -108,7 +108,7 @@ def simulate(cfg, mem, script, *, seed=0, ready_p=0.7, grant_p=0.8, max_cycles=2
 
     async def bench(ctx):
         rng = random.Random(seed)
-        rsp = None                      # data due on mem.rsp this cycle
+        rsp_due = [None] * cfg.mem_latency    # data due on mem.rsp in this and the next cycles
         idle_for = 0
         held = {}                       # outputs that must hold this cycle (stream rules)
         for cycle in range(max_cycles):
@@ -121,6 +121,7 @@ def simulate(cfg, mem, script, *, seed=0, ready_p=0.7, grant_p=0.8, max_cycles=2
             ctx.set(dut.start_addr, addr)
             ctx.set(dut.out.ready, out_ready)
             ctx.set(dut.mem.req.ready, req_ready)
+            rsp = rsp_due.pop(0)
             ctx.set(dut.mem.rsp.valid, rsp is not None)
             ctx.set(dut.mem.rsp.payload, rsp or 0)
 
@@ -158,6 +159,7 @@ def simulate(cfg, mem, script, *, seed=0, ready_p=0.7, grant_p=0.8, max_cycles=2
                                                    f"outside the {cfg.rows}-row memory"
                 if req_ready:
                     rsp = row(got["req_addr"])
+            rsp_due.append(rsp)
             await ctx.tick()
 
             if cycle > last_event and not got["busy"]:
@@ -183,17 +185,19 @@ def session(items, first, last=None):
     return [it for c, it in items if c >= first and (last is None or c <= last)]
 
 
-def config(row_bytes, mem_bytes=1 << 15):
-    return CoreConfig(f"test{row_bytes}", mem_bytes=mem_bytes, row_bytes=row_bytes)
+def config(row_bytes, mem_bytes=1 << 15, latency=1):
+    """A configuration with `row_bytes`-byte rows and the memory read latency `latency`."""
+    return CoreConfig(f"test{row_bytes}", mem_bytes=mem_bytes, row_bytes=row_bytes, mem_latency=latency)
 
 
 # --- programs that end with END ---------------------------------------------------------
 
+@pytest.mark.parametrize("latency", [1, 2])
 @pytest.mark.parametrize("row_bytes", [8, 16, 32])
 @pytest.mark.parametrize("n", [1, 31, 32, 33, 100])
-def test_program(row_bytes, n):
+def test_program(row_bytes, n, latency):
     rng = random.Random(1000 * n + row_bytes)
-    cfg = config(row_bytes, mem_bytes=8192)
+    cfg = config(row_bytes, mem_bytes=8192, latency=latency)
     start = 32 * rng.randrange(1, (cfg.mem_bytes - program_bytes(n)) // 32)
     ins = make_program(n, rng)
     mem = make_memory(cfg, rng, [(start, ins)])
@@ -258,9 +262,10 @@ def test_back_to_back_programs(row_bytes):
 
 # --- faults: outside memory, misaligned start ----------------------------------------------
 
+@pytest.mark.parametrize("latency", [1, 2])
 @pytest.mark.parametrize("row_bytes", [8, 16, 32])
 @pytest.mark.parametrize("cut", ["payload", "did_pack", "half_row"])
-def test_runs_off_memory(row_bytes, cut):
+def test_runs_off_memory(row_bytes, cut, latency):
     """The program continues past the end of memory: the instructions inside it are
     emitted, then FETCH_RANGE at the PC of the first one outside."""
     rng = random.Random(f"{cut}/{row_bytes}")
@@ -270,7 +275,7 @@ def test_runs_off_memory(row_bytes, cut):
                  "did_pack": end_of_group1 + 16,                      # memory ends inside a DID pack
                  "half_row": end_of_group1 + 32 + 16 * 5 + 8}[cut]    # ... inside a payload (8-byte rows)
     mem_bytes -= mem_bytes % row_bytes
-    cfg = config(row_bytes, mem_bytes=mem_bytes)
+    cfg = config(row_bytes, mem_bytes=mem_bytes, latency=latency)
     ins = make_program(200, rng)
     mem = make_memory(cfg, rng, [(start, ins)])
     items = simulate(cfg, mem, {0: dict(start=1, start_addr=start)}, seed=row_bytes,
@@ -313,14 +318,15 @@ def test_last_payload_at_end_of_memory(row_bytes, mem_bytes, fits):
 
 # --- stop and restart ------------------------------------------------------------------------
 
+@pytest.mark.parametrize("latency", [1, 2])
 @pytest.mark.parametrize("row_bytes", [8, 16, 32])
 @pytest.mark.parametrize("gap", [0, 1, 5])
-def test_stop_and_restart(row_bytes, gap):
+def test_stop_and_restart(row_bytes, gap, latency):
     """`stop` in the middle of a program drops everything prefetched; a start `gap`
     cycles later (0: together with the stop, which wins, so the start is lost and
     a second start follows the cycle after) runs another program from scratch."""
     rng = random.Random(row_bytes * 10 + gap)
-    cfg = config(row_bytes, mem_bytes=8192)
+    cfg = config(row_bytes, mem_bytes=8192, latency=latency)
     a, b = make_program(80, rng), make_program(40, rng)
     mem = make_memory(cfg, rng, [(0x20, a), (0x1000, b)])
     t_stop = 37 + gap
@@ -340,12 +346,13 @@ def test_stop_and_restart(row_bytes, gap):
     assert session(items, t_b + 1) == expected_items(mem, 0x1000, b)
 
 
+@pytest.mark.parametrize("latency", [1, 2])
 @pytest.mark.parametrize("row_bytes", [8, 32])
-def test_restart_while_busy(row_bytes):
+def test_restart_while_busy(row_bytes, latency):
     """A start while busy (no stop) abandons the running program; also with a request
     held back by the arbiter at that moment (grant probability 0.3)."""
     rng = random.Random(row_bytes)
-    cfg = config(row_bytes, mem_bytes=8192)
+    cfg = config(row_bytes, mem_bytes=8192, latency=latency)
     a, b = make_program(100, rng), make_program(33, rng)
     mem = make_memory(cfg, rng, [(0x200, a), (0x1000, b)])
     for seed, grant_p in ((1, 0.3), (2, 0.9)):
@@ -370,9 +377,9 @@ def test_stop_while_idle_and_after_fault():
 
 # --- rate ------------------------------------------------------------------------------------
 
-def measure_rate(row_bytes, n=1024):
+def measure_rate(row_bytes, n=1024, latency=1):
     rng = random.Random(77)
-    cfg = config(row_bytes)
+    cfg = config(row_bytes, latency=latency)
     ins = make_program(n, rng)
     mem = make_memory(cfg, rng, [(0, ins)])
     items = simulate(cfg, mem, {0: dict(start=1, start_addr=0)}, ready_p=1.0, grant_p=1.0)
@@ -383,16 +390,19 @@ def measure_rate(row_bytes, n=1024):
     return latency, (len(cycles) - 1) / (cycles[-1] - cycles[0])
 
 
+@pytest.mark.parametrize("mem_latency", [1, 2])
 @pytest.mark.parametrize("row_bytes,minimum,first", [(32, 1.0, 4), (16, 32 / 34, 5), (8, 32 / 68, 8)])
-def test_rate(row_bytes, minimum, first, capsys):
+def test_rate(row_bytes, minimum, first, mem_latency, capsys):
     """Instructions per cycle over 1024 instructions, out.ready always high and every
     request granted (simulated cycles). 32-byte rows: at least 1.0; narrower rows: the
-    memory's bandwidth (34 and 68 row reads per 32 instructions). Also the latency
-    from start to the first item that hw/fetch.py documents."""
-    latency, rate = measure_rate(row_bytes)
+    memory's bandwidth (34 and 68 row reads per 32 instructions), with either memory
+    read latency. Also the latency from start to the first item that hw/fetch.py
+    documents (`first` is that of mem_latency 1; each cycle of read latency adds one)."""
+    first += mem_latency - 1
+    latency, rate = measure_rate(row_bytes, latency=mem_latency)
     with capsys.disabled():
-        print(f"\nfetch rate, 1024 instructions, {row_bytes}-byte rows: {rate:.3f} instructions/cycle "
-              f"(first item {latency} cycles after start)")
+        print(f"\nfetch rate, 1024 instructions, {row_bytes}-byte rows, memory latency {mem_latency}: "
+              f"{rate:.3f} instructions/cycle (first item {latency} cycles after start)")
     assert rate >= minimum - 1e-9, (f"{rate:.3f} instructions/cycle with {row_bytes}-byte rows, "
                                     f"expected >= {minimum:.3f}")
     assert latency == first, f"first item {latency} cycles after start, documented {first}"
