@@ -22,8 +22,9 @@ cycle 0, ``ack`` is high in cycle:
 * 1 — register, unmapped and out-of-memory accesses (2 cycles per access);
 * 1 + g — data memory writes; g is the number of cycles the host waits for the
   memory write port (0 when no other unit writes);
-* 2 + g — data memory reads (the request is issued in cycle g, the row returns in
-  cycle g + 1);
+* 1 + L + g — data memory reads, with the memory's read latency L
+  (``config.mem_latency``; the request is issued in cycle g, the row returns in
+  cycle g + L);
 * 1 + sum over the n key operations of (1 + w_k + L_k) — key-table accesses: a
   KEYS word issues one key operation per selected byte (n <= 4, lowest byte first,
   one at a time; n = 0 acks in cycle 1), KEY_DEPOSIT one. w_k is the cycles the
@@ -247,7 +248,7 @@ class HostPort(wiring.Component):
                     finish(reg_rdata & lane_mask)
 
             with m.State("MEM_READ"):
-                # the row requested in the previous cycle arrives now
+                # the row requested L cycles ago arrives now
                 with m.If(self.mem_r.rsp.valid):
                     finish(self.mem_r.rsp.payload.word_select(word, 32) & lane_mask)
                     m.next = "IDLE"

@@ -21,10 +21,12 @@ complete slot k - 1. So only one row-wide byte rotator is needed, never a
 table-wide shifter.
 
 Latency (cycles from the ``cmd`` transfer to ``rsp.valid``, with a memory port that
-never stalls): ``rows + 2`` where ``rows = ceil((addr % row_bytes + nbytes) /
-row_bytes)``, the number of rows the table touches; 1 for OPTABLE_RANGE and for
-nbytes = 0. Throughput: one table at a time; a new command is taken in the cycle
-the response transfers, so back-to-back tables take ``rows + 2`` cycles each.
+never stalls): ``rows + 1 + L`` where ``rows = ceil((addr % row_bytes + nbytes) /
+row_bytes)``, the number of rows the table touches, and ``L`` the memory's read
+latency (``config.mem_latency``; the loader counts the responses as they come, so
+it works with any); 1 for OPTABLE_RANGE and for nbytes = 0. Throughput: one table
+at a time; a new command is taken in the cycle the response transfers, so
+back-to-back tables take ``rows + 1 + L`` cycles each.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned

@@ -8,6 +8,7 @@ Set XDSA_VCD=1 to write waveforms.
 
 import os
 import random
+from dataclasses import replace
 
 import pytest
 from amaranth.back import verilog
@@ -25,8 +26,13 @@ CFG_32 = CoreConfig("h32", mem_bytes=8 * 32, row_bytes=32, vector_bytes=32, arra
 CFG_16 = CoreConfig("h16", mem_bytes=16 * 16, row_bytes=16)
 
 REG_LATENCY = 2         # cycles per register access, stb to ack inclusive
+CFG_32_L2 = replace(CFG_32, name="h32_l2", mem_latency=2)        # requests registered in the memory
 MEM_WRITE_LATENCY = 2
-MEM_READ_LATENCY = 3
+
+
+def mem_read_latency(config):
+    """Cycles of a data memory read (hw/hostport.py): 2 plus the memory's read latency."""
+    return 2 + config.mem_latency
 
 
 def lanes(sel):
@@ -327,7 +333,8 @@ def test_unmapped_registers_read_zero():
 
 # --- data memory ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("config,noise", [(CFG_8, False), (CFG_32, False), (CFG_16, True), (CFG_8, True)],
+@pytest.mark.parametrize("config,noise", [(CFG_8, False), (CFG_32, False), (CFG_16, True), (CFG_8, True),
+                                          (CFG_32_L2, False), (CFG_32_L2, True)],
                          ids=lambda x: getattr(x, "name", str(x)))
 def test_memory_random_access(config, noise):
     b = Bench(config, seed=5)
@@ -349,7 +356,7 @@ def test_memory_random_access(config, noise):
                 got = await b.wb_read(ctx, addr, sel)
                 assert got == b.model_read(addr, sel), \
                     f"read {addr:#x} sel {sel:#06b}: {got:#x}, expected {b.model_read(addr, sel):#x}"
-                latency = MEM_READ_LATENCY
+                latency = mem_read_latency(config)
             if noise:
                 assert b.cycles >= latency
                 waited += b.cycles > latency
@@ -365,7 +372,7 @@ def test_memory_random_access(config, noise):
     b.run(testbench)
 
 
-@pytest.mark.parametrize("config", [CFG_8, CFG_16, CFG_32], ids=lambda c: c.name)
+@pytest.mark.parametrize("config", [CFG_8, CFG_16, CFG_32, CFG_32_L2], ids=lambda c: c.name)
 def test_unaligned_words_at_row_boundaries(config):
     """A 32-bit value at byte address a (a % 4 != 0) is written as two words with
     complementary byte selects; around every row boundary it reads back exactly."""
@@ -392,7 +399,7 @@ def test_unaligned_words_at_row_boundaries(config):
     b.run(testbench)
 
 
-@pytest.mark.parametrize("config", [CFG_8, CFG_32], ids=lambda c: c.name)
+@pytest.mark.parametrize("config", [CFG_8, CFG_32, CFG_32_L2], ids=lambda c: c.name)
 def test_memory_out_of_range_does_not_wrap(config):
     b = Bench(config, seed=7)
     size = config.mem_bytes

@@ -1,8 +1,9 @@
 # amaranth: UnusedElaboratable=no
 """The operand-table loader (hw/oploader.py) against a byte-level model of memory.
 
-A behavioural memory answers each accepted row request exactly one cycle later and
-stalls requests at random; the response side stalls at random too. Checked: the
+A behavioural memory answers each accepted row request exactly `mem_latency` cycles
+later (1 or 2) and stalls requests at random; the response side stalls at random
+too. Checked: the
 table bits, the fault, the exact rows read (none for a fault or an empty table),
 and the latency and throughput of the docstring when nothing stalls.
 """
@@ -63,13 +64,17 @@ def run(dut, mem, cmds, *, p_mem=0.6, p_rsp=0.6, gap=3, seed=0):
     reads, got, ticks = [], [], []
 
     async def memory(ctx):
+        # the responses of the transfers of the last `mem_latency` - 1 cycles, oldest first
+        in_flight = [(0, 0)] * (dut.config.mem_latency - 1)
         async for _, _, valid, ready, row in ctx.tick().sample(dut.mem.req.valid, dut.mem.req.ready,
                                                                   dut.mem.req.payload):
             if valid and ready:
                 assert row < len(rows), f"request for row {row} beyond the {len(rows)}-row memory"
                 reads.append(row)
-                ctx.set(dut.mem.rsp.payload, rows[row])
-            ctx.set(dut.mem.rsp.valid, valid and ready)
+            in_flight.append((valid and ready, rows[row] if valid and ready else 0))
+            rsp_valid, rsp_data = in_flight.pop(0)
+            ctx.set(dut.mem.rsp.payload, rsp_data)
+            ctx.set(dut.mem.rsp.valid, rsp_valid)
             ctx.set(dut.mem.req.ready, rng.random() < p_mem)
 
     async def producer(ctx):
@@ -144,29 +149,33 @@ def test_tables(row_bytes, mem_bytes, max_table_bits):
     check(dut, memory_of(mem_bytes, row_bytes), cmds, seed=row_bytes)
 
 
+@pytest.mark.parametrize("latency", [1, 2])
 @pytest.mark.parametrize("row_bytes", [8, 16, 32])
-def test_every_offset_and_length(row_bytes):
+def test_every_offset_and_length(row_bytes, latency):
     """Every start offset within a row x every length up to a row and a bit, and lengths
-    around two and three rows."""
+    around two and three rows; with either memory read latency."""
     mem_bytes = 8 * row_bytes
-    dut = OperandLoader(CoreConfig("t", mem_bytes=mem_bytes, row_bytes=row_bytes), MAX_TABLE_BITS)
+    dut = OperandLoader(CoreConfig("t", mem_bytes=mem_bytes, row_bytes=row_bytes, mem_latency=latency),
+                        MAX_TABLE_BITS)
     cmds = [(row_bytes * 2 + o, n) for o in range(row_bytes)
             for n in [*range(row_bytes + 2), 2 * row_bytes - 1, 2 * row_bytes, 2 * row_bytes + 1, 3 * row_bytes]]
     check(dut, memory_of(mem_bytes, 7), cmds, p_mem=0.8, p_rsp=0.8, gap=0, seed=row_bytes)
 
 
+@pytest.mark.parametrize("latency", [1, 2])
 @pytest.mark.parametrize("row_bytes", [8, 16, 32])
-def test_latency_and_throughput(row_bytes):
-    """Without stalls: rows + 2 cycles per table (1 for a fault or an empty table),
-    back to back."""
+def test_latency_and_throughput(row_bytes, latency):
+    """Without stalls: rows + 1 + L cycles per table with the memory read latency L (1
+    for a fault or an empty table), back to back."""
     mem_bytes = 1024
-    dut = OperandLoader(CoreConfig("t", mem_bytes=mem_bytes, row_bytes=row_bytes), MAX_TABLE_BITS)
+    dut = OperandLoader(CoreConfig("t", mem_bytes=mem_bytes, row_bytes=row_bytes, mem_latency=latency),
+                        MAX_TABLE_BITS)
     rng = random.Random(row_bytes)
     cmds = random_cmds(rng, mem_bytes, dut.table_bytes, 40) + [(mem_bytes, 4), (0, 0), (A64 - 1, 2)]
     ticks = check(dut, memory_of(mem_bytes, 1), cmds, p_mem=1, p_rsp=1, gap=0)
     for (addr, nbytes), (t_cmd, t_rsp) in zip(cmds, ticks):
         rows = len(dut.rows_read(addr, nbytes))
-        assert t_rsp - t_cmd == (rows + 2 if rows else 1), (addr, nbytes)
+        assert t_rsp - t_cmd == (rows + 1 + latency if rows else 1), (addr, nbytes)
     for (t0, r0), (t1, _) in zip(ticks, ticks[1:]):
         assert t1 == r0, "the next command is taken in the cycle the response transfers"
 
