@@ -61,6 +61,9 @@ class CoreConfig:
             raise ValueError(f"synth_router must be 'router1' or 'router2', not {self.synth_router!r}")
         if self.datamove not in ("stream", "micro"):
             raise ValueError(f"datamove must be 'stream' or 'micro', not {self.datamove!r}")
+        if self.datamove == "micro" and self.mem_latency != 1:
+            raise ValueError(f"the micro-coded data-move engine reads with a memory read latency of 1 "
+                             f"cycle: it needs mem_latency = 1, not {self.mem_latency}")
         if self.datamove == "micro" and self.lanes != 1:
             raise ValueError(f"the micro-coded data-move engine moves one byte per cycle: it needs "
                              f"datamove_lanes = 1, not {self.lanes}")

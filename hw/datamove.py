@@ -51,8 +51,9 @@ Microarchitecture
 * **Byte-stream path** (units of 8 bits or more, every mode): a reader takes the
   source chunks (runs cut so that none crosses a ``lanes``-aligned block), one row
   read each, and reserves room for them in a circular buffer of ``4 * lanes`` bytes
-  (stream byte j in slot j % C); the response, exactly one cycle later, is rotated
-  into its slots. A writer takes the destination lines' chunks and writes each
+  (stream byte j in slot j % C); the response, exactly ``config.mem_latency`` cycles
+  later (the read's offset and slots follow it through as many registers), is
+  rotated into its slots. A writer takes the destination lines' chunks and writes each
   chunk as one row write with byte enables, gathering its bytes with a funnel
   shifter, so source and destination alignments are independent. Immediate mode:
   the reader delivers the replicated immediate instead of reading (lanes = 1: the
@@ -101,6 +102,7 @@ from xdsa.golden.isa import DataUnit, Fault
 
 from . import fields as F
 from .bus import engine_answer_states, engine_members, write_request_layout
+from .delay import delayed
 from .reg_queue import RegQueue
 from .wide_mux import select_word
 
@@ -771,8 +773,16 @@ class DataMoveEngine(wiring.Component):
         w_take = Signal()
         m.d.comb += [sc.take.eq(r_take), dc.take.eq(w_take)]
 
-        rsp_off = Signal(lR)                        # the byte of interest in the next response
-        rsp_byte = select_word(m, self.rd.rsp.payload, rsp_off, 8, "rsp_byte", platform)
+        # a read's bookkeeping, registered in the cycle of the read, reaches its response
+        # L = config.mem_latency cycles later through `at_rsp` (L - 1 more registers)
+        L_mem = self.config.mem_latency
+
+        def at_rsp(value, name):
+            return delayed(m, value, L_mem - 1, name)
+
+        rsp_off = Signal(lR)                        # the byte of interest in the next read's response
+        rsp_off_at = at_rsp(rsp_off, "rsp_off_q")  # ... in the response arriving now
+        rsp_byte = select_word(m, self.rd.rsp.payload, rsp_off_at, 8, "rsp_byte", platform)
 
         # --- byte-stream path -----------------------------------------------------------------
         # A circular buffer of C = 4 * lanes bytes between the reader and the writer:
@@ -785,6 +795,8 @@ class DataMoveEngine(wiring.Component):
         buf = Signal(8 * C)
         inf_v = Signal()                            # a delivery lands this cycle
         inf_n = Signal(lL + 1)                      # its byte count
+        inf_v_r = Signal()                          # a delivery was scheduled in the previous cycle
+        inf_n_r = Signal(lL + 1)                    # (it lands L - 1 cycles later)
         pmask = ((Const(1, 4) << lsz) - 1)[:3]      # byte index within an element
 
         room = Signal(lC + 1)                       # C - (wres - rptr), kept in a register
@@ -811,8 +823,13 @@ class DataMoveEngine(wiring.Component):
         room_both = Signal(lC + 1)
         m.d.comb += room_both.eq(room - rd_n + w_m)
         m.d.sync += room.eq(Mux(st_wr, Mux(st_rd, room_both, room + w_m), room_rd))
+        # A delivery counts as available from the cycle it lands in: a write decided then
+        # gathers its bytes from the buffer in the next cycle, after the landing's edge.
+        # So `avail` takes it from the registers of the read's cycle, at the edge before
+        # the landing (with L = 1 the landing's own edge): a read in cycle t allows a
+        # write decision in cycle t + 2 with either L, which frees room for a read in t + 3.
         avail_in = Signal(lC + 1)
-        m.d.comb += avail_in.eq(avail + Mux(inf_v, inf_n, 0))
+        m.d.comb += avail_in.eq(avail + Mux(inf_v_r, inf_n_r, 0))
         m.d.sync += avail.eq(Mux(st_wr, avail_in - w_m, avail_in))
 
         # delivery -> buffer
@@ -828,19 +845,20 @@ class DataMoveEngine(wiring.Component):
                 imm_blk = pat.replicate(L // 8)
             else:
                 imm_blk = _shr_bytes(Cat(pat, pat), (wdel[:3] & pmask))[:8 * L]
-            blk_in = self.rd.rsp.payload if L == R else self.rd.rsp.payload.word_select(rsp_off[lL:], 8 * L)
+            blk_in = self.rd.rsp.payload if L == R else self.rd.rsp.payload.word_select(rsp_off_at[lL:], 8 * L)
             rr = Signal(8 * L)
             rot = Signal(lL)                        # (rsp_off - wdel) % L of the delivery
             m.d.sync += rot.eq((r_addr[:lR] - wres)[:lL])
-            m.d.comb += rr.eq(_shr_bytes(Cat(blk_in, blk_in), rot)[:8 * L])
+            m.d.comb += rr.eq(_shr_bytes(Cat(blk_in, blk_in), at_rsp(rot, "rot_q"))[:8 * L])
             with m.If(imm):
                 m.d.comb += rr.eq(imm_blk)
         # the slots a delivery fills, computed in the cycle of its read (deliveries come
-        # in order one cycle after their reads, so wdel then is wres now): registered
-        # every cycle, used in the next one only if a delivery lands
+        # in order L cycles after their reads, so wdel then is wres now): registered
+        # every cycle, used L cycles later only if a delivery lands
         ones = Cat(Mux(imm, (1 << L) - 1, sc.ones), Const(0, C - L))      # from the chunk's register
-        bmask = Signal(C)
-        m.d.sync += bmask.eq((Cat(ones, ones) << wres[:lC])[C:2 * C])          # rotated left
+        bmask_r = Signal(C)
+        m.d.sync += bmask_r.eq((Cat(ones, ones) << wres[:lC])[C:2 * C])          # rotated left
+        bmask = at_rsp(bmask_r, "bmask")
         with m.If(inf_v):
             m.d.sync += wdel.eq(wdel + inf_n)
             for i in range(C):
@@ -848,7 +866,8 @@ class DataMoveEngine(wiring.Component):
                     m.d.sync += buf[8 * i:8 * i + 8].eq(rr[8 * (i % L):8 * (i % L) + 8])
         # the delivery's offset and size are captured every cycle (used only when inf_v
         # says a read was issued), so the read decision enables only wres and the queue
-        m.d.sync += [inf_v.eq(st_rd), inf_n.eq(rd_n)]
+        m.d.sync += [inf_v_r.eq(st_rd), inf_n_r.eq(rd_n)]
+        m.d.comb += [inf_v.eq(at_rsp(inf_v_r, "inf_v_q")), inf_n.eq(at_rsp(inf_n_r, "inf_n_q"))]
         with m.If(st_on):
             m.d.sync += rsp_off.eq(r_addr[:lR])
         with m.If(st_rd):
@@ -1011,9 +1030,10 @@ class DataMoveEngine(wiring.Component):
                         m.d.comb += r_take.eq(1)
                         m.next = "I_SRSP"
 
-            with m.State("I_SRSP"):
-                m.d.sync += nibble.eq(Mux(i_hi, rsp_byte[4:], rsp_byte[:4]))
-                m.next = "I_DRD"
+            with m.State("I_SRSP"):                # the response comes L cycles after the read
+                with m.If(self.rd.rsp.valid):
+                    m.d.sync += nibble.eq(Mux(i_hi, rsp_byte[4:], rsp_byte[:4]))
+                    m.next = "I_DRD"
 
             with m.State("I_DRD"):
                 # the destination byte may be the one the previous element wrote: read it
@@ -1024,8 +1044,9 @@ class DataMoveEngine(wiring.Component):
                     m.next = "I_DRSP"
 
             with m.State("I_DRSP"):
-                m.d.sync += merged.eq(Mux(i_hi, Cat(rsp_byte[:4], nibble), Cat(nibble, rsp_byte[4:])))
-                m.next = "I_WR"
+                with m.If(self.rd.rsp.valid):
+                    m.d.sync += merged.eq(Mux(i_hi, Cat(rsp_byte[:4], nibble), Cat(nibble, rsp_byte[4:])))
+                    m.next = "I_WR"
 
             with m.State("I_WR"):
                 m.d.comb += i_wr_v.eq(1)

@@ -30,8 +30,9 @@ Microarchitecture
   pairwise comparisons of the lanes' rows (in parallel with the hits), so ``req.ready``
   is a few LUT levels after the hits.
 * **Stages.** Issue (registered lane addresses, the read request); response (the
-  row goes into the caches of the lanes that asked for it, one cycle after the
-  request, as bus.py guarantees); extract (per lane the byte out of the cached row
+  row goes into the caches of the lanes that asked for it, ``L =
+  config.mem_latency`` cycles after the request, as bus.py guarantees: the beat's
+  registers pass through ``L`` stages to meet it); extract (per lane the byte out of the cached row
   into the element being assembled, on the ECP5 through `hw.wide_mux`; the last
   byte completes ``out``, combinationally). ``out`` has no back-pressure. The
   response and extract stages' registers load every cycle (they are read only
@@ -39,9 +40,9 @@ Microarchitecture
   so the beat's end, which the row-cache hits decide late in the cycle, enables
   only the issue stage's registers.
 
-Latency: 3 cycles from the ``req`` transfer to ``out_valid`` for 8-bit elements
-needing at most one read per beat (read port always ready), one more per extra
-byte. Throughput: one beat per cycle while every beat needs at most one row read
+Latency: ``2 + L`` cycles from the ``req`` transfer to ``out_valid`` for 8-bit
+elements needing at most one read per beat (read port always ready), one more per
+extra byte. Throughput: one beat per cycle while every beat needs at most one row read
 (every lane a hit, or all misses in one row): one vector of 8-bit elements per
 cycle; otherwise one cycle per distinct row. ``side`` (any layout) travels with
 the request to ``out_side``.
@@ -164,17 +165,24 @@ class VectorGather(wiring.Component):
         last_byte = bi == ((Const(1, 3) << lsz0) - 1)[:BW]
         vec_end = beat_end & last_byte
 
-        # --- response stage registers -----------------------------------------------------
-        s1_read = Signal()
-        s1_load = Signal(n)
-        s1_beat = Signal()
-        s1_last = Signal()
-        s1_bi = Signal(BW)
-        s1_off = [Signal(lR, name=f"s1_off_{i}") for i in range(n)]
-        s1_active = Signal(n)
-        s1_lsz = Signal(2)
-        s1_sgn = Signal()
-        s1_side = Signal(self.side_layout)
+        # --- response stage registers: one set per cycle of the memory's read latency; the
+        # last set (s1) meets the response -------------------------------------------------
+        def beat_stage(k):
+            suffix = "" if k == 0 else f"_d{k}"
+            return {"read": Signal(name=f"s1_read{suffix}"), "load": Signal(n, name=f"s1_load{suffix}"),
+                    "beat": Signal(name=f"s1_beat{suffix}"), "last": Signal(name=f"s1_last{suffix}"),
+                    "bi": Signal(BW, name=f"s1_bi{suffix}"), "active": Signal(n, name=f"s1_active{suffix}"),
+                    "lsz": Signal(2, name=f"s1_lsz{suffix}"), "sgn": Signal(name=f"s1_sgn{suffix}"),
+                    "side": Signal(self.side_layout, name=f"s1_side{suffix}"),
+                    "off": [Signal(lR, name=f"s1_off_{i}{suffix}") for i in range(n)]}
+        stages = [beat_stage(k) for k in range(self.config.mem_latency)]
+        for early, late in zip(stages, stages[1:]):
+            m.d.sync += [late[f].eq(early[f]) for f in early if f != "off"]
+            m.d.sync += [lo.eq(eo) for eo, lo in zip(early["off"], late["off"])]
+        s0, s1 = stages[0], stages[-1]
+        s1_read, s1_load, s1_beat, s1_last = s1["read"], s1["load"], s1["beat"], s1["last"]
+        s1_bi, s1_off, s1_active, s1_lsz, s1_sgn, s1_side = (s1["bi"], s1["off"], s1["active"], s1["lsz"],
+                                                             s1["sgn"], s1["side"])
 
         # --- extract stage registers ------------------------------------------------------
         s2_beat = Signal()
@@ -215,17 +223,17 @@ class VectorGather(wiring.Component):
             m.d.sync += tvalid.eq(0)
 
         m.d.sync += [
-            s1_read.eq(issue),
-            s1_load.eq(Mux(issue, match, 0)),
-            s1_beat.eq(beat_end),
-            s1_last.eq(vec_end),
+            s0["read"].eq(issue),
+            s0["load"].eq(Mux(issue, match, 0)),
+            s0["beat"].eq(beat_end),
+            s0["last"].eq(vec_end),
         ]
         # the beat's values follow it unconditionally (they are read only under s1_beat and
         # s2_beat): the beat's end, which the row-cache hits decide late in the cycle,
         # enables none of these registers
-        m.d.sync += [s1_bi.eq(bi), s1_active.eq(active0), s1_lsz.eq(lsz0), s1_sgn.eq(sgn0),
-                     s1_side.eq(side0)]
-        m.d.sync += [s1_off[i].eq(addr[i][:lR]) for i in range(n)]
+        m.d.sync += [s0["bi"].eq(bi), s0["active"].eq(active0), s0["lsz"].eq(lsz0), s0["sgn"].eq(sgn0),
+                     s0["side"].eq(side0)]
+        m.d.sync += [s0["off"][i].eq(addr[i][:lR]) for i in range(n)]
 
         # response: fill the caches
         for i in range(n):
@@ -254,7 +262,7 @@ class VectorGather(wiring.Component):
                         m.d.comb += val.eq(Mux(s2_sgn, raw.as_signed(), raw))
             m.d.comb += self.out_vals[i].eq(Mux(s2_active[i], val, 0))
         m.d.comb += [self.out_valid.eq(s2_last), self.out_side.eq(s2_side),
-                     self.busy.eq(v0 | s1_beat | s2_beat)]
+                     self.busy.eq(v0 | Cat(*(st["beat"] for st in stages)).any() | s2_beat)]
         return m
 
 

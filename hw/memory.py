@@ -63,6 +63,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .bus import ReadPort, WritePort, row_addr_bits
+from .delay import delayed
 from .config import CoreConfig
 
 __all__ = ["MemorySystem", "read_port_signature", "write_port_signature", "rows_from_bytes"]
@@ -89,15 +90,6 @@ def rows_from_bytes(config: CoreConfig, init) -> list:
     init = init + bytes(-len(init) % rb)
     rows = [int.from_bytes(init[i:i + rb], "little") for i in range(0, len(init), rb)]
     return rows + [0] * (config.rows - len(rows))
-
-
-def _delayed(m, value, cycles, name):
-    """`value` delayed by `cycles` registers (itself for 0)."""
-    for k in range(cycles):
-        q = Signal(value.shape(), name=f"{name}_d{k + 1}" if cycles > 1 else name)
-        m.d.sync += q.eq(value)
-        value = q
-    return value
 
 
 def _check_name(name, kind):
@@ -172,7 +164,7 @@ class MemorySystem(wiring.Component):
 
         def request_stage(value, name):
             """`value` as the SRAM sees it: itself (L = 1) or registered (L = 2)."""
-            return _delayed(m, value, cfg.mem_latency - 1, f"{name}_q")
+            return delayed(m, value, cfg.mem_latency - 1, f"{name}_q")
 
         # --- read ports ---------------------------------------------------------------
         for p, clients in enumerate(self.read_clients):
@@ -197,9 +189,9 @@ class MemorySystem(wiring.Component):
             with m.If(transfer & ~in_range):
                 m.d.comb += error.eq(1)
             # the response is due L cycles after the grant: one register per cycle of latency
-            oob_q = _delayed(m, transfer & ~in_range, cfg.mem_latency, f"rd{p}_oob")
+            oob_q = delayed(m, transfer & ~in_range, cfg.mem_latency, f"rd{p}_oob")
             for n, port, g in zip(clients, ports, granted):
-                m.d.comb += [port.rsp.valid.eq(_delayed(m, g, cfg.mem_latency, f"rd{p}_rsp_{n}")),
+                m.d.comb += [port.rsp.valid.eq(delayed(m, g, cfg.mem_latency, f"rd{p}_rsp_{n}")),
                              port.rsp.payload.eq(Mux(oob_q, 0, rp.data))]
 
         # --- write port ---------------------------------------------------------------
@@ -226,7 +218,7 @@ class MemorySystem(wiring.Component):
         with m.If(w_transfer & ~w_in_range):
             m.d.comb += error.eq(1)
 
-        m.d.sync += self.error.eq(_delayed(m, error, cfg.mem_latency - 1, "error"))
+        m.d.sync += self.error.eq(delayed(m, error, cfg.mem_latency - 1, "error"))
         return m
 
     def _blocking(self, name, clients, ports):

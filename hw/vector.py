@@ -34,9 +34,11 @@ Microarchitecture
 
 * **Readers** (`hw.vector_stream.StreamReader`): source 0 on ``rd_a``, source 1
   on ``rd_b``; MEDIAN's source 2 shares ``rd_b`` with source 1 (round-robin, a
-  request holds its port until it transfers), so MEDIAN runs at half rate;
-  source 2's reader buffers fewer rows (`golden.cycle.vector.source2_slots`: 3,
-  or 2 when MEDIAN is on the narrow path), enough for that rate.
+  request holds its port until it transfers), so MEDIAN runs at half rate.
+  Sources 0 and 1 buffer `golden.cycle.vector.reader_slots` rows (4, or 5 with a
+  memory read latency of 2); source 2's reader buffers fewer
+  (`golden.cycle.vector.source2_slots`: 2 when MEDIAN is on the narrow path),
+  enough for that rate.
   Sources 1 and 2 share one realignment shifter: MEDIAN's source 2 is realigned one
   cycle after sources 0 and 1 (`hw.vector_pipe.BeatPipe` ``c_due``) and enters S0
   in the ALU's first MEDIAN cycle, which does not need it.
@@ -81,11 +83,12 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import Out
 from amaranth.utils import ceil_log2, exact_log2
 
-from xdsa.golden.cycle.vector import source2_slots
+from xdsa.golden.cycle.vector import reader_slots, source2_slots
 from xdsa.golden.isa import DataUnit, Fault, Section
 
 from . import fields as F
 from .bus import engine_members, row_addr_bits
+from .delay import delayed
 from .replicate import mux_sliced, replicas, slices
 from .vector_alu import OCC_BITS, beat_config_layout
 from .vector_ops import NARROW_KINDS, NARROW_SCALED_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
@@ -398,8 +401,8 @@ class VectorEngine(wiring.Component):
         # --- datapath units -----------------------------------------------------------------------------------
         # sources 1 and 2 share one realignment shifter (MEDIAN, the only user of source 2,
         # captures it one cycle after sources 0 and 1: `BeatPipe.c_due`)
-        readers = [StreamReader(R, NB, abits, realign=s == 0, slots=4 if s < 2 else source2_slots(cfg))
-                   for s in range(3)]
+        readers = [StreamReader(R, NB, abits, realign=s == 0,
+                                slots=reader_slots(cfg) if s < 2 else source2_slots(cfg)) for s in range(3)]
         for i, r in enumerate(readers):
             m.submodules[f"rd{i}"] = r
         m.submodules.wrt = wrt = StreamWriter(R, NB, abits)
@@ -593,10 +596,11 @@ class VectorEngine(wiring.Component):
                 with m.If(self.rd_b.req.ready):
                     m.d.sync += st.eq(TAIL_RSP)
 
-            with m.Case(TAIL_RSP):
-                m.d.sync += tail_nib.eq(self.rd_b.rsp.payload.word_select(tail_off, 8)[4:])
-                m.d.sync += [st.eq(Mux(props.reduction, RED, RUN)), run.eq(~props.reduction)]
-                m.d.comb += red_run_n.eq(props.reduction)
+            with m.Case(TAIL_RSP):                 # the response, mem_latency cycles after the request
+                with m.If(self.rd_b.rsp.valid):
+                    m.d.sync += tail_nib.eq(self.rd_b.rsp.payload.word_select(tail_off, 8)[4:])
+                    m.d.sync += [st.eq(Mux(props.reduction, RED, RUN)), run.eq(~props.reduction)]
+                    m.d.comb += red_run_n.eq(props.reduction)
 
             with m.Case(RUN):
                 with m.If(wrt.done):
@@ -649,8 +653,10 @@ class VectorEngine(wiring.Component):
                 m.d.sync += [b_prio.eq(~own2), b_pend_own.eq(own2)]
         with m.Else():
             m.d.sync += [b_hold.eq(0), b_prio.eq(0)]
-        m.d.comb += [readers[1].rsp_valid.eq(self.rd_b.rsp.valid & run & ~b_pend_own),
-                     readers[2].rsp_valid.eq(self.rd_b.rsp.valid & run & b_pend_own)]
+        # a port-B response belongs to the reader of its request, L = mem_latency cycles earlier
+        b_rsp_own = delayed(m, b_pend_own, cfg.mem_latency - 1, "b_rsp_own")
+        m.d.comb += [readers[1].rsp_valid.eq(self.rd_b.rsp.valid & run & ~b_rsp_own),
+                     readers[2].rsp_valid.eq(self.rd_b.rsp.valid & run & b_rsp_own)]
 
         # --- beat issue (A load) ------------------------------------------------------------------------------
         have = Cat(*(~props.src_mask[s] | readers[s].has for s in range(3))).all()

@@ -74,8 +74,8 @@ class StreamReader(wiring.Component):
     consumer realigns ``rows`` by ``offset`` with `funnel`); `slots`: rows buffered."""
 
     def __init__(self, row_bytes, nib_bits, row_addr_bits, *, realign=True, slots=4):
-        if slots not in (2, 3, 4):
-            raise ValueError(f"a stream reader buffers 2, 3 or 4 rows, not {slots!r}")
+        if slots not in (2, 3, 4, 5):
+            raise ValueError(f"a stream reader buffers 2 to 5 rows, not {slots!r}")
         self.R = row_bytes
         self.nib_bits = nib_bits
         self.ra_bits = row_addr_bits
@@ -163,12 +163,14 @@ class StreamReader(wiring.Component):
             with m.If(self.rsp_valid & (wslot == k)):
                 m.d.sync += buf[k].eq(self.rsp_data)
 
-        def read(sel, lo, hi):                      # buf[sel][lo:hi]: a 2-, 3- or 4-way multiplexer
-            b = [x[lo:hi] for x in buf]
-            low = Mux(sel[0], b[1], b[0])
-            if S == 2:
-                return low
-            return Mux(sel[1], Mux(sel[0], b[3], b[2]) if S == 4 else b[2], low)
+        def pick(b, sel):                           # b[sel] as a tree of 2:1 multiplexers, top bit last
+            if len(b) == 1:
+                return b[0]
+            top = (len(b) - 1).bit_length() - 1
+            return Mux(sel[top], pick(b[1 << top:], sel), pick(b[:1 << top], sel))
+
+        def read(sel, lo, hi):                      # buf[sel][lo:hi]: an S-way multiplexer
+            return pick([x[lo:hi] for x in buf], sel)
 
         # the window's two rows, crow and crow + 1, each slice read through its own pointers
         sl = 8 * R // copies

@@ -17,7 +17,7 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   registered with it), one for the unit checks, one per source for D-OVERLAP, one per
   operand for the byte ranges (destination first), one to start the streams;
   an odd int4 destination then reads its last byte on port B (request until
-  granted, one cycle for the response). The checks' verdicts are registers: a range
+  granted, then wait for the response). The checks' verdicts are registers: a range
   verdict is acted on in the cycle after its check (the next RANGE cycle, or PREP,
   which then starts nothing), a D-OVERLAP verdict two cycles after (OVERLAP or
   RANGE; an earlier check's verdict first), so a faulting check reaches DONE one
@@ -27,9 +27,10 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   least ``config.vector_min_lane``: int4-only instructions in 8-bit lanes on `base`);
   every source delivers ``E * bits / 4`` nibbles per beat (the rest of the vector
   in the last beat), the destination takes ``E * dst_bits / 4``.
-* **readers**: row requests in order, at most three rows ahead of the consumer's
-  row (source 2, MEDIAN's third operand: `source2_slots` - 1); a response (one
-  cycle after the request transferred) is usable the cycle after it arrives. Port A serves source 0, port B sources 1 and 2 (a request
+* **readers**: row requests in order, at most `reader_slots` - 1 rows (3 with
+  ``mem_latency`` 1) ahead of the consumer's row (source 2, MEDIAN's third operand: `source2_slots` - 1); a response
+  (``config.mem_latency`` cycles after the request transferred) is usable the cycle
+  after it arrives. Port A serves source 0, port B sources 1 and 2 (a request
   holds the port until granted; otherwise source 2 is preferred after a source-1
   grant and vice versa).
 * **beat issue** (into A, the aligned windows' register): when every source has the
@@ -55,7 +56,8 @@ from dataclasses import dataclass, fields
 
 from ..isa import DataUnit, Fault
 
-__all__ = ["VectorModel", "VectorOutputs", "plan", "SIGNALS", "NARROW", "NARROW_SCALED", "source2_slots"]
+__all__ = ["VectorModel", "VectorOutputs", "plan", "SIGNALS", "NARROW", "NARROW_SCALED", "source2_slots",
+           "reader_slots"]
 
 _BINARY = {"add", "sub", "max", "min", "maxsi", "minsi", "mul", "div", "mod", "pow", "seq", "sne", "sle",
            "slt", "sge", "sgt", "lsl", "lsr", "ror", "asl", "asr", "nsr"}
@@ -181,12 +183,22 @@ SIGNALS = {  # model field -> the RTL signal it predicts
 
 
 def source2_slots(config):
-    """Rows buffered by the reader of source 2 (MEDIAN's third operand; the other
-    readers buffer 4). MEDIAN takes a beat every 2 cycles on a full-width ALU, which
-    3 rows sustain at any alignment, and every 2 * ``narrow_groups`` cycles or more on
-    a narrow path, which 2 rows sustain (2 on a full-width ALU would halve MEDIAN's
-    rate; fewer rows than 4 save their registers and multiplexers)."""
-    return 2 if config.narrow_groups > 1 else 3
+    """Rows buffered by the reader of source 2 (MEDIAN's third operand). MEDIAN takes a
+    beat every 2 cycles on a full-width ALU, which 3 rows sustain at any alignment, and
+    every 2 * ``narrow_groups`` cycles or more on a narrow path, which 2 rows sustain (2
+    on a full-width ALU would halve MEDIAN's rate; fewer rows than the other readers'
+    save their registers and multiplexers); each cycle of memory read latency beyond
+    the first adds one row on a full-width ALU."""
+    latency = getattr(config, "mem_latency", 1)
+    return 2 if config.narrow_groups > 1 else 2 + latency
+
+
+def reader_slots(config):
+    """Rows buffered by the readers of sources 0 and 1: 4 with a memory read latency
+    of 1, one more per further cycle of latency. A row requested in cycle t is usable
+    in cycle t + L + 1; a consumer taking one unaligned window (its row and the next)
+    per cycle needs the row after next requested L + 1 cycles ahead, so ``L + 3`` rows."""
+    return 3 + getattr(config, "mem_latency", 1)
 
 
 class _Reader:
@@ -281,10 +293,16 @@ class VectorModel:
         self.ck = 0
         self.ov_1 = self.ov_hit = self.rg_hit = False     # the checks' verdict registers
         self.p = None
-        self.readers = [_Reader(self.rn), _Reader(self.rn), _Reader(self.rn, source2_slots(config))]
+        self.readers = [_Reader(self.rn, reader_slots(config)), _Reader(self.rn, reader_slots(config)),
+                        _Reader(self.rn, source2_slots(config))]
         self.writer = _Writer(self.rn)
         self.b_hold = self.b_hold_own = self.b_prio = self.b_pend_own = False
-        self.a_pend = self.b_pend = False
+        # the memory's read latency L: per port the transfers of the last L cycles (index 0:
+        # its response is due now), and b_pend_own's values of the last L - 1 cycles
+        self.latency = getattr(config, "mem_latency", 1)
+        self.a_pend = [False] * self.latency
+        self.b_pend = [False] * self.latency
+        self.b_own_q = [False] * (self.latency - 1)
         self.eleft = self.dleft = 0
         self.v0 = self.vt = self.v1 = self.v2 = self.vp = False
         self.a = []                 # stage A: a ring of two slots; the beats' destination nibbles
@@ -366,9 +384,10 @@ class VectorModel:
         want1, want2 = r1.req_valid, r2.req_valid
         b_valid = (want2 if own2 else want1) if run else False
         b_fire = b_valid and ready_b
-        rsp_a, rsp_b = self.a_pend, self.b_pend
-        rsp1 = rsp_b and run and not self.b_pend_own
-        rsp2 = rsp_b and run and self.b_pend_own
+        rsp_a, rsp_b = self.a_pend[0], self.b_pend[0]
+        rsp_own = self.b_own_q[0] if self.b_own_q else self.b_pend_own     # the response's reader
+        rsp1 = rsp_b and run and not rsp_own
+        rsp2 = rsp_b and run and rsp_own
 
         # pipeline
         out_ready = w.in_ready and run
@@ -467,7 +486,8 @@ class VectorModel:
             if ready_b:
                 nxt = TAIL_RSP
         elif st == TAIL_RSP:
-            nxt = RUN
+            if rsp_b:
+                nxt = RUN
         elif st == RUN:
             if w.done:
                 nxt = DONE
@@ -476,13 +496,16 @@ class VectorModel:
                 nxt = IDLE
 
         # port B arbitration registers
+        if self.b_own_q:
+            self.b_own_q = self.b_own_q[1:] + [self.b_pend_own]
         if run:
             self.b_hold, self.b_hold_own = b_valid and not ready_b, own2
             if b_fire:
                 self.b_prio, self.b_pend_own = not own2, own2
         else:
             self.b_hold = self.b_prio = False
-        self.a_pend, self.b_pend = a_fire, (b_fire or (st == TAIL_REQ and ready_b))
+        self.a_pend = self.a_pend[1:] + [a_fire]
+        self.b_pend = self.b_pend[1:] + [b_fire or (st == TAIL_REQ and ready_b)]
 
         # readers
         for s, (r, fire, rsp) in enumerate(((r0, a_fire, rsp_a),

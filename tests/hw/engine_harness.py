@@ -2,8 +2,9 @@
 behavioural data memory on an engine's ports and a driver that runs commands back
 to back.
 
-`EngineMemory` is a bytearray that answers each read port exactly one cycle after
-the request transferred, writes with byte enables, and withholds ``req.ready`` of
+`EngineMemory` is a bytearray that answers each read port exactly
+``cfg.mem_latency`` cycles after the request transferred (with the row as it was
+in the transfer cycle, as the memory system does), writes with byte enables, and withholds ``req.ready`` of
 every port at random (probability `stall`) or as `ready_fn(cycle)` says. It checks
 the stream rules on the engine's requests (a request holds until it transfers) and
 that no request leaves the memory, and records the bytes written (``touched``).
@@ -51,6 +52,8 @@ def add_memory(sim, bus, read_ports, wr, ready_fn=None):
         for p in ports + [wr]:
             ctx.set(p.req.ready, 1)
         prev = [None] * (n + 1)
+        # per read port, the responses of the last mem_latency - 1 cycles' transfers, oldest first
+        in_flight = [[None] * (bus.cfg.mem_latency - 1) for _ in ports]
         sigs = []
         for p in ports:
             sigs += [p.req.valid, p.req.ready, p.req.payload]
@@ -69,6 +72,8 @@ def add_memory(sim, bus, read_ports, wr, ready_fn=None):
                         bus.errors.append(f"cycle {bus.cycle}: read of row {a} outside the memory")
                     else:
                         data = int.from_bytes(bus.mem[a * R:a * R + R], "little")
+                in_flight[k].append(data)
+                data = in_flight[k].pop(0)
                 ctx.set(p.rsp.valid, data is not None)
                 ctx.set(p.rsp.payload, data or 0)
             wv, wrd, wrow, wdata, wbe = vals[3 * n:]

@@ -57,6 +57,10 @@ CONFIGS = {
     "r32_lanes4": CoreConfig("r32_lanes4", mem_bytes=4096, row_bytes=32, datamove_lanes=4),
     "micro": CoreConfig("micro", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1, datamove="micro"),
     "micro_r32": CoreConfig("micro_r32", mem_bytes=4096, row_bytes=32, datamove_lanes=1, datamove="micro"),
+    # the memory's read latency of 2 (requests registered in front of the block RAMs)
+    "r32_lanes16_l2": CoreConfig("r32_lanes16_l2", mem_bytes=4096, row_bytes=32, datamove_lanes=16,
+                                 mem_latency=2),
+    "lanes1_l2": CoreConfig("lanes1_l2", mem_bytes=8 << 10, row_bytes=8, datamove_lanes=1, mem_latency=2),
 }
 
 

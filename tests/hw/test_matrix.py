@@ -36,6 +36,8 @@ from matrix_harness import golden, run_rtl
 CONFIGS = {     # (config, positions per accumulator bank, requantisers)
     "m4": (CoreConfig("m4", mem_bytes=16 << 10, row_bytes=32, array_n=4), None, 2),
     "m2": (CoreConfig("m2", mem_bytes=8 << 10, row_bytes=16, array_n=2), 4, 1),
+    # the memory's read latency of 2 (requests registered in front of the block RAMs)
+    "m4_l2": (CoreConfig("m4_l2", mem_bytes=16 << 10, row_bytes=32, array_n=4, mem_latency=2), None, 2),
 }
 
 
@@ -281,6 +283,11 @@ def cases_for(name):
     cfg = CONFIGS[name][0]
     if name == "m4":
         return _fixups(directed(cfg.mem_bytes), cfg.mem_bytes) + random_cases(cfg, 16, seed=5)
+    if name == "m4_l2":
+        return [gemm("l2_gemm_odd", 9, 6, 13, seed=4),
+                conv("l2_conv_nhwc", fmt="nhwc", C=5, H=5, W=4, K=6, params={"bias": (PER_CH, None)}, seed=6),
+                conv("l2_conv_nchw", "matrix_mul", fmt="nchw", C=3, H=4, W=5, K=3, seed=7)] \
+            + random_cases(cfg, 8, seed=13)
     return [gemm("m2_gemm_odd", 5, 3, 11, seed=1),
             conv("m2_conv_nchw", "matrix_mul", fmt="nchw", C=3, H=4, W=5, K=3, seed=2),
             conv("m2_conv2d_pc", C=3, H=4, W=3, K=5, params={"bias": (PER_CH, None), "shift": (IMM, 3)},

@@ -332,3 +332,14 @@ def test_ports_and_verilog():
     ports = [v for _, _, v in dut.signature.flatten(dut) if isinstance(v, Signal)]
     text = verilog.convert(dut, name="memory_system", emit_src=False, ports=ports)
     assert "module memory_system" in text
+
+
+def test_mem_latency_is_checked():
+    """mem_latency is 1 or 2; the micro-coded data-move engine (which reads with a fixed
+    latency of 1) refuses 2. Each error names the value."""
+    assert CFG_ODD.mem_latency == 1 and registered(CFG_ODD).mem_latency == 2
+    for bad in (0, 3):
+        with pytest.raises(ValueError, match=f"mem_latency must be 1 or 2 cycles, not {bad}"):
+            replace(CFG_ODD, mem_latency=bad)
+    with pytest.raises(ValueError, match="needs mem_latency = 1, not 2"):
+        replace(CONFIGS["tiny"], mem_latency=2)

@@ -43,6 +43,9 @@ from test_vector_harness import INT_UNITS, compare, golden, run_rtl
 CONFIGS = {
     "w8": CoreConfig("w8", mem_bytes=8192, row_bytes=8, vector_bytes=8),
     "w32": CoreConfig("w32", mem_bytes=8192, row_bytes=32, vector_bytes=32),
+    # as `base`, with the memory's requests registered (read latency 2)
+    "w32n_l2": CoreConfig("w32n_l2", mem_bytes=8192, row_bytes=32, vector_bytes=32, vector_narrow_bits=64,
+                          vector_min_lane=8, mem_latency=2),
 }
 
 
@@ -52,6 +55,9 @@ LANE_ONLY = ("amounts_", "div_edges", "mod_edges", "axis")      # W = 8 only: la
 def _cases(name, cfg):
     if name == "w8":
         return sweep(cfg, seed=0) + mixed(cfg, seed=1) + directed(cfg, seed=2)
+    if name == "w32n_l2":
+        return (sweep(cfg, seed=30)[3::16] + mixed(cfg, seed=31)[1::6]
+                + [c for c in directed(cfg, seed=32) if not c.name.startswith(LANE_ONLY)])
     return (sweep(cfg, seed=20)[1::8] + mixed(cfg, seed=21)[::4]
             + [c for c in directed(cfg, seed=22) if not c.name.startswith(LANE_ONLY)])
 

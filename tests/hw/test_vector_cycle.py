@@ -13,6 +13,7 @@ the cycle, the signal and both values. The final memory of each instruction is
 also compared with the golden model.
 """
 
+import dataclasses
 import random
 
 import numpy as np
@@ -37,6 +38,8 @@ CFG16N = CoreConfig("r16n", mem_bytes=8192, row_bytes=16, vector_bytes=16, vecto
 CFG16NS = CoreConfig("r16ns", mem_bytes=8192, row_bytes=16, vector_bytes=16, vector_narrow_bits=64,
                      vector_narrow_stages=13)   # every register of the narrow path, in steps of
                                                 # `narrow_step_cycles` (fewer than 1 + 13)
+CFG32N_L2 = dataclasses.replace(CFG32N, name="r32n_l2", mem_latency=2)    # memory requests registered
+CFG8_L2 = dataclasses.replace(CFG8, name="r8_l2", mem_latency=2)
 
 
 def cases(seed):
@@ -120,7 +123,8 @@ def lockstep(cfg, jobs, *, seed, p_ready=0.7, max_cycles=60_000):
     async def bench(ctx):
         rng = random.Random(seed)
         mem = bytearray(cfg.mem_bytes)
-        rsp = {"rd_a": None, "rd_b": None}
+        # per port, the responses due in this and the next mem_latency - 1 cycles
+        rsp = {"rd_a": [None] * cfg.mem_latency, "rd_b": [None] * cfg.mem_latency}
         cycle = 0
         for case, before in jobs:
             mem[:] = bytes(before)
@@ -130,8 +134,9 @@ def lockstep(cfg, jobs, *, seed, p_ready=0.7, max_cycles=60_000):
                 assert cycle < max_cycles, "the lockstep run did not finish"
                 for port in ("rd_a", "rd_b"):
                     p = getattr(dut, port)
-                    ctx.set(p.rsp.valid, rsp[port] is not None)
-                    ctx.set(p.rsp.payload, rsp[port] or 0)
+                    due = rsp[port].pop(0)
+                    ctx.set(p.rsp.valid, due is not None)
+                    ctx.set(p.rsp.payload, due or 0)
                 ready = {k: int(rng.random() < p_ready) for k in ("rd_a", "rd_b", "wr", "done")}
                 for port in ("rd_a", "rd_b", "wr"):
                     ctx.set(getattr(dut, port).req.ready, ready[port])
@@ -162,10 +167,11 @@ def lockstep(cfg, jobs, *, seed, p_ready=0.7, max_cycles=60_000):
                     issued = True
                 # memory: reads see the memory before this cycle's write
                 for port, vk, rk in (("rd_a", "rd_a_valid", "rd_a_row"), ("rd_b", "rd_b_valid", "rd_b_row")):
-                    rsp[port] = None
+                    data = None
                     if got[vk] and ready[port]:
                         row = got[rk]
-                        rsp[port] = int.from_bytes(mem[row * R:row * R + R], "little")
+                        data = int.from_bytes(mem[row * R:row * R + R], "little")
+                    rsp[port].append(data)
                 if got["wr_valid"] and ready["wr"]:
                     row, be = got["wr_row"], got["wr_be"]
                     data = ctx.get(dut.wr.req.payload.data).to_bytes(R, "little")
@@ -188,8 +194,10 @@ def lockstep(cfg, jobs, *, seed, p_ready=0.7, max_cycles=60_000):
 
 
 @pytest.mark.parametrize("cfg, seed, p_ready", [(CFG8, 1, 0.7), (CFG8, 2, 0.45), (CFG32, 3, 0.75),
-                                                (CFG32N, 4, 0.75), (CFG16N, 5, 0.6), (CFG16NS, 6, 0.6)],
-                         ids=["w8", "w8_slow_memory", "w32", "w32_narrow", "w16_narrow", "w16_narrow_staged"])
+                                                (CFG32N, 4, 0.75), (CFG16N, 5, 0.6), (CFG16NS, 6, 0.6),
+                                                (CFG32N_L2, 7, 0.75), (CFG8_L2, 8, 0.6)],
+                         ids=["w8", "w8_slow_memory", "w32", "w32_narrow", "w16_narrow", "w16_narrow_staged",
+                              "w32_narrow_latency2", "w8_latency2"])
 def test_lockstep(cfg, seed, p_ready):
     jobs = cases(seed) + (narrow_cases(seed) if cfg.vector_narrow_stages else [])
     exp = [golden(cfg, c) for c in jobs]
@@ -210,12 +218,14 @@ def test_narrow_step_cycles():
     assert CFG16NS.narrow_step_cycles == steps[13] < 14
 
 
-@pytest.mark.parametrize("cfg, unit, per_beat", [(CFG8, DU.S8, 8), (CFG32, DU.S4, 64), (CFG32N, DU.S4, 32)],
-                         ids=["int8", "int4", "int4_in_8bit_lanes"])
+@pytest.mark.parametrize("cfg, unit, per_beat", [(CFG8, DU.S8, 8), (CFG32, DU.S4, 64), (CFG32N, DU.S4, 32),
+                                                 (CFG8_L2, DU.S8, 8), (CFG32N_L2, DU.S4, 32)],
+                         ids=["int8", "int4", "int4_in_8bit_lanes", "int8_latency2", "int4_in_8bit_lanes_latency2"])
 def test_full_rate_without_stalls(cfg, unit, per_beat):
     """With every port always ready the model (and the RTL, which the lockstep runs
     hold to it) issue one beat per cycle for ADD: 8 W / L elements per cycle, L = 4 for
-    int4 unless the configuration's narrowest lane is 8 bits."""
+    int4 unless the configuration's narrowest lane is 8 bits; with a memory read
+    latency of 2 too (the readers' fifth row, `reader_slots`)."""
     rng = random.Random(5)
     B = {"s0": unit, "s1": unit, "d": unit}
     runs = []
