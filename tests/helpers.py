@@ -38,8 +38,9 @@ def values(machine, address, dtype, count):
 def engines_config():
     """The configuration of every Verilator co-simulation in the default test run (the
     core, vector and matrix tests share it, so the model is compiled once per run); its
-    vector engine is `base`'s."""
+    vector engine and memory read latency are `base`'s."""
     from xdsa.hw.config import CoreConfig, get_config
+    base = get_config("base")
     return CoreConfig("engines", mem_bytes=16 << 10, row_bytes=32, domains=(0x80,), vector_bytes=32,
-                      vector_narrow_bits=64, vector_narrow_stages=get_config("base").vector_narrow_stages,
-                      vector_min_lane=8, array_n=4, key_timeout=40)
+                      vector_narrow_bits=64, vector_narrow_stages=base.vector_narrow_stages,
+                      vector_min_lane=8, array_n=4, key_timeout=40, mem_latency=base.mem_latency)
