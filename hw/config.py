@@ -118,11 +118,11 @@ CONFIGS = {
                        fetch_depth=1,
                        doc="iCE40 UP5K: micro-coded byte-serial data move, 8 KiB of data memory, "
                            "1-entry fetch buffer"),
-    "base": CoreConfig("base", mem_bytes=128 << 10, row_bytes=32, domains=(0x80,), datamove_lanes=16,
+    "base": CoreConfig("base", mem_bytes=128 << 10, row_bytes=32, domains=(0x80,), datamove_lanes=8,
                        vector_bytes=32, vector_narrow_bits=64, vector_narrow_stages=13, vector_min_lane=8,
                        array_n=8, mem_latency=2, synth_luts="abc", synth_router="router2",
                        doc="ECP5-85F: 128 KiB in 256-bit rows read with a latency of 2 (requests "
-                           "registered in front of the block RAMs), DATA_MOVE 16 bytes per cycle, W = 32 "
+                           "registered in front of the block RAMs), DATA_MOVE 8 bytes per cycle, W = 32 "
                            "vector datapath (POW, MEDIAN, CLIP, MUL, shifts, DIV/MOD on a 64-bit path of "
                            "13 stages, 64 bits per 9 cycles; int4 in 8-bit lanes), 8 x 8 array"),
     "large": CoreConfig("large", mem_bytes=1 << 20, row_bytes=32, domains=(1, 2, 3, 4, 5, 6, 0x80),

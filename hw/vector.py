@@ -66,16 +66,18 @@ port per cycle is one full beat; narrower or wider datapaths are refused in
 
 Latency and throughput (no memory stalls): setup takes 3 cycles (DECODE, the unit
 checks, the start of the streams) plus one per overlap check and one per range
-check (the late verdicts above add none); the first read is issued in the cycle after setup and the pipeline adds 9
-cycles (request, response, A, S0, S1, T, S2, P, writer) plus one to the last write.
+check (the late verdicts above add none); the first read is issued in the cycle after setup and the
+pipeline adds 8 + L cycles (request, the response L = ``config.mem_latency`` cycles later, A, S0, S1, T, S2,
+P, writer) plus one to the last write.
 Steady state: one beat per ``occ`` cycles (see `hw.vector_alu`), e.g. W bytes of
 int8 ADD results per cycle at any alignment.
 
-Measured through the `base` core (``xdsa bench vector``, W = 32, Verilator):
-int8 ADD over 64 KiB at 31.5 destination bytes per cycle (98.5 % of W; the rest
-is the fixed cost of one instruction), int32 MUL and int8 CLIP (narrow path of 13
-stages, 9-cycle steps) at 0.89, a 16-element int8 ADD in 33 cycles from issue to
-completion, 21 of them in the engine. docs/vector-engine.md has the details.
+Measured through the `base` core (``xdsa bench vector``, W = 32, memory read
+latency 2, Verilator): int8 ADD over 64 KiB at 31.5 destination bytes per cycle
+(98.4 % of W; the rest is the fixed cost of one instruction), int32 MUL and int8
+CLIP (narrow path of 13 stages, 9-cycle steps) at 0.89, a 16-element int8 ADD in 34
+cycles from issue to completion, 22 of them in the engine. docs/vector-engine.md
+has the details.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal

@@ -8,7 +8,7 @@ cycle and port is exactly one beat of the widest operand.
 `StreamReader` -- one source operand (a contiguous run of nibbles at any nibble
 address). It requests the run's rows in order, at most ``slots - 1`` rows ahead of
 the row the consumer is in, and keeps them in a ring of ``slots`` rows (4 by
-default, at least 2; a response is stored without rotation in the next slot),
+default, 2 to 5; a response is stored without rotation in the next slot),
 read at the consumer's row and the next one (two slot pointers, registers). The consumer
 sees a ``2R``-nibble *window* that starts at its current position (its two rows
 funnel-shifted by the nibble offset) and ``has``: the nibbles it would take have
@@ -19,10 +19,12 @@ consumer decides). With ``realign=False`` the reader has no funnel shifter of it
 offers the two rows and the nibble offset (``rows``, ``offset``) and the consumer
 realigns them with `funnel` (the engine shares one shifter between sources 1 and
 2). A response is written into the buffer at the end of the cycle it arrives in,
-so data requested in cycle t is visible to the consumer in cycle t + 2. One row
-request per cycle sustains one full window per cycle at any alignment with 4
-slots; a consumer that takes windows less often needs fewer (the engine's source
-2, see hw/vector.py). `start` begins a new run (the buffer is reused; nothing of
+so data requested in cycle t is visible to the consumer in cycle t + L + 1, L the
+memory's read latency. One row request per cycle sustains one full window per
+cycle at any alignment with L + 3 slots (4 with L = 1, 5 with L = 2:
+`golden.cycle.vector.reader_slots`); a consumer that takes windows less often
+needs fewer (the engine's source 2, see hw/vector.py). The reader works with any
+latency: responses arrive in order and each row has its slot. `start` begins a new run (the buffer is reused; nothing of
 an earlier run is pending when a run ends).
 
 `StreamWriter` -- the destination (a contiguous run of nibbles starting on a

@@ -3,6 +3,7 @@
 final memory and the key tables. One program also runs on the Verilator backend."""
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -177,7 +178,10 @@ def test_misaligned_start():
           expect_fault=Fault.FETCH_RANGE)
 
 
-def test_random_datamove_programs():
+@pytest.mark.parametrize("config", [CFG, replace(CFG, name="test_l2", mem_latency=2)], ids=lambda c: c.name)
+def test_random_datamove_programs(config):
+    """Random data-move programs, also with the memory's read latency of 2 (the fetcher,
+    the operand loader, the data-move engine and the host port at that latency)."""
     rng = random.Random(4)
     for _ in range(6):
         b = ProgramBuilder(as_bits=rng.choice([16, 32, 64]))
@@ -195,7 +199,7 @@ def test_random_datamove_programs():
         b.end()
         b.data(0x2000)
         b.bytes(bytes(rng.randrange(256) for _ in range(512)))
-        check(b.build())
+        check(b.build(), config=config)
 
 
 def test_narrow_rows_configuration():
