@@ -54,6 +54,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from .bus import ReadPort, row_addr_bits
+from .delay import delayed
 from .wide_mux import select_word
 
 __all__ = ["VectorGather", "gather_request"]
@@ -165,24 +166,21 @@ class VectorGather(wiring.Component):
         last_byte = bi == ((Const(1, 3) << lsz0) - 1)[:BW]
         vec_end = beat_end & last_byte
 
-        # --- response stage registers: one set per cycle of the memory's read latency; the
-        # last set (s1) meets the response -------------------------------------------------
-        def beat_stage(k):
-            suffix = "" if k == 0 else f"_d{k}"
-            return {"read": Signal(name=f"s1_read{suffix}"), "load": Signal(n, name=f"s1_load{suffix}"),
-                    "beat": Signal(name=f"s1_beat{suffix}"), "last": Signal(name=f"s1_last{suffix}"),
-                    "bi": Signal(BW, name=f"s1_bi{suffix}"), "active": Signal(n, name=f"s1_active{suffix}"),
-                    "lsz": Signal(2, name=f"s1_lsz{suffix}"), "sgn": Signal(name=f"s1_sgn{suffix}"),
-                    "side": Signal(self.side_layout, name=f"s1_side{suffix}"),
-                    "off": [Signal(lR, name=f"s1_off_{i}{suffix}") for i in range(n)]}
-        stages = [beat_stage(k) for k in range(self.config.mem_latency)]
-        for early, late in zip(stages, stages[1:]):
-            m.d.sync += [late[f].eq(early[f]) for f in early if f != "off"]
-            m.d.sync += [lo.eq(eo) for eo, lo in zip(early["off"], late["off"])]
-        s0, s1 = stages[0], stages[-1]
-        s1_read, s1_load, s1_beat, s1_last = s1["read"], s1["load"], s1["beat"], s1["last"]
-        s1_bi, s1_off, s1_active, s1_lsz, s1_sgn, s1_side = (s1["bi"], s1["off"], s1["active"], s1["lsz"],
-                                                             s1["sgn"], s1["side"])
+        # --- response stage registers (the beat as issued); they meet the response
+        # L = mem_latency cycles after the request, L - 1 registers later (`at_rsp`) -------
+        s1_read = Signal()
+        s1_load = Signal(n)
+        s1_beat = Signal()
+        s1_last = Signal()
+        s1_bi = Signal(BW)
+        s1_off = [Signal(lR, name=f"s1_off_{i}") for i in range(n)]
+        s1_active = Signal(n)
+        s1_lsz = Signal(2)
+        s1_sgn = Signal()
+        s1_side = Signal(self.side_layout)
+
+        def at_rsp(value, name):
+            return delayed(m, value, self.config.mem_latency - 1, name)
 
         # --- extract stage registers ------------------------------------------------------
         s2_beat = Signal()
@@ -223,26 +221,28 @@ class VectorGather(wiring.Component):
             m.d.sync += tvalid.eq(0)
 
         m.d.sync += [
-            s0["read"].eq(issue),
-            s0["load"].eq(Mux(issue, match, 0)),
-            s0["beat"].eq(beat_end),
-            s0["last"].eq(vec_end),
+            s1_read.eq(issue),
+            s1_load.eq(Mux(issue, match, 0)),
+            s1_beat.eq(beat_end),
+            s1_last.eq(vec_end),
         ]
         # the beat's values follow it unconditionally (they are read only under s1_beat and
         # s2_beat): the beat's end, which the row-cache hits decide late in the cycle,
         # enables none of these registers
-        m.d.sync += [s0["bi"].eq(bi), s0["active"].eq(active0), s0["lsz"].eq(lsz0), s0["sgn"].eq(sgn0),
-                     s0["side"].eq(side0)]
-        m.d.sync += [s0["off"][i].eq(addr[i][:lR]) for i in range(n)]
+        m.d.sync += [s1_bi.eq(bi), s1_active.eq(active0), s1_lsz.eq(lsz0), s1_sgn.eq(sgn0),
+                     s1_side.eq(side0)]
+        m.d.sync += [s1_off[i].eq(addr[i][:lR]) for i in range(n)]
 
         # response: fill the caches
+        r_read, r_load, r_beat = at_rsp(s1_read, "r_read"), at_rsp(s1_load, "r_load"), at_rsp(s1_beat, "r_beat")
         for i in range(n):
-            with m.If(s1_read & s1_load[i]):
+            with m.If(r_read & r_load[i]):
                 m.d.sync += cache[i].eq(self.rd.rsp.payload)
-        m.d.sync += [s2_beat.eq(s1_beat), s2_last.eq(s1_last)]
-        m.d.sync += [s2_bi.eq(s1_bi), s2_active.eq(s1_active), s2_lsz.eq(s1_lsz),
-                     s2_sgn.eq(s1_sgn), s2_side.eq(s1_side)]
-        m.d.sync += [s2_off[i].eq(s1_off[i]) for i in range(n)]
+        m.d.sync += [s2_beat.eq(r_beat), s2_last.eq(at_rsp(s1_last, "r_last"))]
+        m.d.sync += [s2_bi.eq(at_rsp(s1_bi, "r_bi")), s2_active.eq(at_rsp(s1_active, "r_active")),
+                     s2_lsz.eq(at_rsp(s1_lsz, "r_lsz")), s2_sgn.eq(at_rsp(s1_sgn, "r_sgn")),
+                     s2_side.eq(at_rsp(s1_side, "r_side"))]
+        m.d.sync += [s2_off[i].eq(at_rsp(s1_off[i], f"r_off_{i}")) for i in range(n)]
 
         # extract: one byte per lane per beat
         vb = self.value_bits
@@ -262,7 +262,7 @@ class VectorGather(wiring.Component):
                         m.d.comb += val.eq(Mux(s2_sgn, raw.as_signed(), raw))
             m.d.comb += self.out_vals[i].eq(Mux(s2_active[i], val, 0))
         m.d.comb += [self.out_valid.eq(s2_last), self.out_side.eq(s2_side),
-                     self.busy.eq(v0 | Cat(*(st["beat"] for st in stages)).any() | s2_beat)]
+                     self.busy.eq(v0 | s1_beat | r_beat | s2_beat)]     # (every beat in flight: L <= 2)
         return m
 
 

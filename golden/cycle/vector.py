@@ -28,9 +28,9 @@ The pipeline it models (docs in hw/vector.py, hw/vector_pipe.py, hw/vector_strea
   every source delivers ``E * bits / 4`` nibbles per beat (the rest of the vector
   in the last beat), the destination takes ``E * dst_bits / 4``.
 * **readers**: row requests in order, at most `reader_slots` - 1 rows (3 with
-  ``mem_latency`` 1) ahead of the consumer's row (source 2, MEDIAN's third operand: `source2_slots` - 1); a response
-  (``config.mem_latency`` cycles after the request transferred) is usable the cycle
-  after it arrives. Port A serves source 0, port B sources 1 and 2 (a request
+  ``mem_latency`` 1) ahead of the consumer's row (source 2, MEDIAN's third operand:
+  `source2_slots` - 1); a response (``config.mem_latency`` cycles after the request
+  transferred) is usable the cycle after it arrives. Port A serves source 0, port B sources 1 and 2 (a request
   holds the port until granted; otherwise source 2 is preferred after a source-1
   grant and vice versa).
 * **beat issue** (into A, the aligned windows' register): when every source has the
