@@ -845,7 +845,8 @@ class DataMoveEngine(wiring.Component):
                 imm_blk = pat.replicate(L // 8)
             else:
                 imm_blk = _shr_bytes(Cat(pat, pat), (wdel[:3] & pmask))[:8 * L]
-            blk_in = self.rd.rsp.payload if L == R else self.rd.rsp.payload.word_select(rsp_off_at[lL:], 8 * L)
+            blk_in = (self.rd.rsp.payload if L == R
+                      else self.rd.rsp.payload.word_select(rsp_off_at[lL:], 8 * L))
             rr = Signal(8 * L)
             rot = Signal(lL)                        # (rsp_off - wdel) % L of the delivery
             m.d.sync += rot.eq((r_addr[:lR] - wres)[:lL])

@@ -32,8 +32,8 @@ Microarchitecture
 * **Stages.** Issue (registered lane addresses, the read request); response (the
   row goes into the caches of the lanes that asked for it, ``L =
   config.mem_latency`` cycles after the request, as bus.py guarantees: the beat's
-  registers pass through ``L`` stages to meet it); extract (per lane the byte out of the cached row
-  into the element being assembled, on the ECP5 through `hw.wide_mux`; the last
+  registers pass through ``L`` stages to meet it); extract (per lane the byte out
+  of the cached row into the element being assembled, on the ECP5 through `hw.wide_mux`; the last
   byte completes ``out``, combinationally). ``out`` has no back-pressure. The
   response and extract stages' registers load every cycle (they are read only
   under their beat flags, and ``out_vals``/``out_side`` only with ``out_valid``),
@@ -234,7 +234,8 @@ class VectorGather(wiring.Component):
         m.d.sync += [s1_off[i].eq(addr[i][:lR]) for i in range(n)]
 
         # response: fill the caches
-        r_read, r_load, r_beat = at_rsp(s1_read, "r_read"), at_rsp(s1_load, "r_load"), at_rsp(s1_beat, "r_beat")
+        r_read, r_load = at_rsp(s1_read, "r_read"), at_rsp(s1_load, "r_load")
+        r_beat = at_rsp(s1_beat, "r_beat")
         for i in range(n):
             with m.If(r_read & r_load[i]):
                 m.d.sync += cache[i].eq(self.rd.rsp.payload)

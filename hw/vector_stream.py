@@ -24,7 +24,8 @@ memory's read latency. One row request per cycle sustains one full window per
 cycle at any alignment with L + 3 slots (4 with L = 1, 5 with L = 2:
 `golden.cycle.vector.reader_slots`); a consumer that takes windows less often
 needs fewer (the engine's source 2, see hw/vector.py). The reader works with any
-latency: responses arrive in order and each row has its slot. `start` begins a new run (the buffer is reused; nothing of
+latency: responses arrive in order and each row has its slot. `start` begins a new
+run (the buffer is reused; nothing of
 an earlier run is pending when a run ends).
 
 `StreamWriter` -- the destination (a contiguous run of nibbles starting on a

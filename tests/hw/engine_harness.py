@@ -4,8 +4,8 @@ to back.
 
 `EngineMemory` is a bytearray that answers each read port exactly
 ``cfg.mem_latency`` cycles after the request transferred (with the row as it was
-in the transfer cycle, as the memory system does), writes with byte enables, and withholds ``req.ready`` of
-every port at random (probability `stall`) or as `ready_fn(cycle)` says. It checks
+in the transfer cycle, as the memory system does), writes with byte enables, and
+withholds ``req.ready`` of every port at random (probability `stall`) or as `ready_fn(cycle)` says. It checks
 the stream rules on the engine's requests (a request holds until it transfers) and
 that no request leaves the memory, and records the bytes written (``touched``).
 `run_commands` drives ``cmd`` (held until the engine takes it) and ``done`` (with
