@@ -39,6 +39,9 @@ class CoreConfig:
                                    # "abc" (abc -lut 4: fewer LUTs; `base` fits the ECP5-85F only so)
     synth_router: str = "router1"  # the flow's default nextpnr router ("router2" for `base`: router1
                                    # does not finish its vector engine, docs/boards.md)
+    synth_placer: str = "heap"     # the flow's default nextpnr placer: "heap" (its default) or "static"
+                                   # (electrostatic: `base` places in half the time, with 28 % less
+                                   # wire and a better estimate, docs/boards.md)
     doc: str = ""
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -59,6 +62,8 @@ class CoreConfig:
             raise ValueError(f"synth_luts must be 'abc9' or 'abc', not {self.synth_luts!r}")
         if self.synth_router not in ("router1", "router2"):
             raise ValueError(f"synth_router must be 'router1' or 'router2', not {self.synth_router!r}")
+        if self.synth_placer not in ("heap", "static"):
+            raise ValueError(f"synth_placer must be 'heap' or 'static', not {self.synth_placer!r}")
         if self.datamove not in ("stream", "micro"):
             raise ValueError(f"datamove must be 'stream' or 'micro', not {self.datamove!r}")
         if self.datamove == "micro" and self.mem_latency != 1:
@@ -120,7 +125,7 @@ CONFIGS = {
                            "1-entry fetch buffer"),
     "base": CoreConfig("base", mem_bytes=128 << 10, row_bytes=32, domains=(0x80,), datamove_lanes=8,
                        vector_bytes=32, vector_narrow_bits=64, vector_narrow_stages=13, vector_min_lane=8,
-                       array_n=8, mem_latency=2, synth_luts="abc", synth_router="router2",
+                       array_n=8, mem_latency=2, synth_luts="abc", synth_router="router2", synth_placer="static",
                        doc="ECP5-85F: 128 KiB in 256-bit rows read with a latency of 2 (requests "
                            "registered in front of the block RAMs), DATA_MOVE 8 bytes per cycle, W = 32 "
                            "vector datapath (POW, MEDIAN, CLIP, MUL, shifts, DIV/MOD on a 64-bit path of "

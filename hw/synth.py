@@ -148,6 +148,7 @@ def _run(cmd, log_path, what, log, env, time_limit=None):
 
 LUT_MAPPERS = ("abc9", "abc")
 ROUTERS = ("router1", "router2")     # nextpnr --router
+PLACERS = ("heap", "static")         # nextpnr --placer
 BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
 LOGIC_DEPTH_PATHS = 5      # the deepest paths of the netlist in the report (`hw.logic_depth`)
 PLACED_JSON = "placed.json"          # the ECP5 place step's netlist, which the route step reads
@@ -326,13 +327,15 @@ def _percent(used, avail):
 
 
 def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=False, luts=None, unit=None,
-             time_limit_min=DEFAULT_TIME_LIMIT_MIN, router=None, log=print):
+             time_limit_min=DEFAULT_TIME_LIMIT_MIN, router=None, placer=None, log=print):
     """Synthesise, place and route `SynthTop(config)` -- or, with `unit`, that unit
     of the core alone (`hw.unit_top.UnitTop`) -- for `target` (a `Target` or a
     name) at `freq_mhz`, mapping LUTs with `luts` ("abc9": yosys's timing-driven
     default, "abc": abc -lut 4) and routing with nextpnr's `router` ("router1", its
     default, or "router2", which resolves congestion in fewer iterations on large
-    designs) -- None: the configuration's (``synth_luts``, ``synth_router``); write
+    designs), placing with nextpnr's `placer` ("heap", its default, or "static", the
+    electrostatic placer) -- None: the configuration's (``synth_luts``,
+    ``synth_router``, ``synth_placer``); write
     the reports and return the report dict. Place
     and route is stopped after `time_limit_min` minutes (None or 0: no limit), which
     fails the run with how far nextpnr got and its placement estimate; on the ECP5 the
@@ -347,9 +350,12 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     freq = float(freq_mhz or target.default_mhz)
     luts = config.synth_luts if luts is None else luts
     router = config.synth_router if router is None else router
+    placer = config.synth_placer if placer is None else placer
     _check_luts(luts)                           # before the (long) elaboration
     if router not in ROUTERS:
         raise ValueError(f"unknown router {router!r}; nextpnr has {', '.join(ROUTERS)}")
+    if placer not in PLACERS:
+        raise ValueError(f"unknown placer {placer!r}; the flow uses nextpnr's {', '.join(PLACERS)}")
     if unit is not None:
         check_unit(config, unit)
     name = f"{config.name}-{target.name}" + (f"-{unit}" if unit else "")
@@ -360,7 +366,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     times = {}
     report = {"config": config.name, "target": target.name, "device": target.device, "unit": unit,
               "top": "core + UART bridge; pins clk, rx, tx", "requested_mhz": freq, "luts_mapper": luts,
-              "router": router,
+              "router": router, "placer": placer,
               "out_dir": out_dir}
 
     log(f"[synth] {_design(config.name, unit)} on {target.name} ({target.device}) at {freq:g} MHz -> {out_dir}")
@@ -390,6 +396,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
 
     nextpnr = env["NEXTPNR_ICE40" if target.family == "ice40" else "NEXTPNR_ECP5"]
     common = [nextpnr, *target.nextpnr_args, "--freq", f"{freq:g}", "--seed", str(seed), "--timing-allow-fail", "-q"]
+    place = ["--placer", placer]
     route = ["--router", router, "--report", "nextpnr-report.json", "--log", "nextpnr.log"]
     for stale in ("nextpnr-report.json", "nextpnr.log", "nextpnr.log.out", PLACED_JSON, "nextpnr-place.log",
                   "nextpnr-place.log.out"):
@@ -404,7 +411,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
         # The router is named in both: the placed netlist records the place step's
         # settings, and they override the route step's command line.
         rc, times["nextpnr_place"] = _run(
-            [*common, "--router", router, "--json", "top.json", "--no-route", "--write", PLACED_JSON,
+            [*common, *place, "--router", router, "--json", "top.json", "--no-route", "--write", PLACED_JSON,
              "--log", "nextpnr-place.log"],
             os.path.join(out_dir, "nextpnr-place.log"), f"{os.path.basename(nextpnr)} place (minutes)", log, env,
             time_limit=limit)
@@ -419,7 +426,8 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
                 os.path.join(out_dir, "nextpnr.log"), f"{os.path.basename(nextpnr)} route (minutes)", log, env,
                 time_limit=left)
     else:
-        rc, times["nextpnr"] = _run([*common, "--json", "top.json", *route], os.path.join(out_dir, "nextpnr.log"),
+        rc, times["nextpnr"] = _run([*common, *place, "--json", "top.json", *route],
+                                    os.path.join(out_dir, "nextpnr.log"),
                                     f"{os.path.basename(nextpnr)} place and route (minutes)", log, env,
                                     time_limit=limit)
     report["time_limit_min"] = time_limit_min or None
@@ -637,7 +645,8 @@ def report_markdown(report):
     unit = f", {report['unit']} alone" if report.get("unit") else ""
     out = [f"# Synthesis report: {report['config']}{unit} on {report['target']} ({report['device']})", "",
            f"Design: {report['top']}. Requested clock: {report['requested_mhz']:g} MHz. "
-           f"LUT mapping: {report.get('luts_mapper', 'abc9')}, router: {report.get('router', 'router1')}. "
+           f"LUT mapping: {report.get('luts_mapper', 'abc9')}, router: {report.get('router', 'router1')}, "
+           f"placer: {report.get('placer', 'heap')}. "
            f"Result: **{'PASS' if report['pass'] else 'FAIL'}**"
            + (f" ({report['failure']})" if report.get("failure") else "") + ".", ""]
     if _unplaced_core(report):

@@ -394,7 +394,7 @@ def cmd_synth(args):
     try:
         report = run_flow(config, target, freq_mhz=args.freq, out_dir=args.output, seed=args.seed,
                           breakdown=args.breakdown, luts=args.luts, unit=args.unit,
-                          time_limit_min=time_limit, router=args.router, log=progress)
+                          time_limit_min=time_limit, router=args.router, placer=args.placer, log=progress)
     except SynthFailure as e:
         print(format_summary(e.report))
         print(f"xdsa synth: {e}", file=sys.stderr)
@@ -505,6 +505,9 @@ def build_parser():
                    help="nextpnr router: router1 (its default) or router2 (resolves congestion in fewer "
                         "iterations on large designs) (default: the configuration's: router2 for base, "
                         "router1 otherwise)")
+    y.add_argument("--placer", choices=["heap", "static"], default=None,
+                   help="nextpnr placer: heap (its default, analytic) or static (electrostatic) "
+                        "(default: the configuration's: static for base, heap otherwise)")
     y.add_argument("--time-limit", type=float, default=None, metavar="MIN",
                    help="stop place and route after MIN minutes and fail with how far it got and the placement "
                         "estimate (default: 120; 0: no limit)")

@@ -148,6 +148,12 @@ def test_cli_synth_rejects_bad_arguments(capsys):
     assert cli.main(["synth", "--freq", "-5"]) == 1
     with pytest.raises(ValueError, match="unknown router 'router3'; nextpnr has router1, router2"):
         run_flow(get_config("tiny"), "ice40-up5k", router="router3")
+    with pytest.raises(ValueError, match="unknown placer 'sa'; the flow uses nextpnr's heap, static"):
+        run_flow(get_config("tiny"), "ice40-up5k", placer="sa")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["synth", "--placer", "sa"])
+    assert e.value.code == 2
+    assert "invalid choice: 'sa'" in capsys.readouterr().err
     assert cli.main(["synth", "--time-limit", "-1"]) == 1
     assert "--time-limit must be a number of minutes (0: no limit), not -1" in capsys.readouterr().err
     assert cli.main(["board", "ulx3s", "--time-limit", "-2"]) == 1
@@ -210,16 +216,19 @@ def test_run_logged_time_limit(tmp_path):
 
 
 def test_flow_defaults_are_the_configurations():
-    """`base` fits the ECP5-85F only with abc -lut 4 and routes with router2 (docs/boards.md):
-    its flow defaults say so; a configuration with an unknown mapper or router is refused,
-    naming the value."""
+    """`base` fits the ECP5-85F only with abc -lut 4, routes with router2 and places with
+    the static placer (docs/boards.md): its flow defaults say so; a configuration with an
+    unknown mapper, router or placer is refused, naming the value."""
     base = get_config("base")
     assert (base.synth_luts, base.synth_router) == ("abc", "router2")
     assert (get_config("tiny").synth_luts, get_config("tiny").synth_router) == ("abc9", "router1")
+    assert (base.synth_placer, get_config("tiny").synth_placer) == ("static", "heap")
     with pytest.raises(ValueError, match="synth_luts must be 'abc9' or 'abc', not 'abc8'"):
         dataclasses.replace(base, synth_luts="abc8")
     with pytest.raises(ValueError, match="synth_router must be 'router1' or 'router2', not 'router3'"):
         dataclasses.replace(base, synth_router="router3")
+    with pytest.raises(ValueError, match="synth_placer must be 'heap' or 'static', not 'sa'"):
+        dataclasses.replace(base, synth_placer="sa")
 
 
 def test_cli_synth_failure_exits_nonzero(monkeypatch, capsys):
@@ -334,10 +343,14 @@ def test_unit_alone(tmp_path, capsys):
     """`--unit`: one unit of the core placed and routed alone (`tiny`'s micro-coded
     data-move engine on the UP5K), its report naming the unit; its inputs come from
     one shift chain and its outputs fold into one pin, so the design has three pins
-    and its critical path lies inside the unit."""
+    and its critical path lies inside the unit. It is placed with nextpnr's static
+    placer (``placer="static"``; the other flow tests place with HeAP)."""
     report = run_flow(get_config("tiny"), "ice40-up5k", freq_mhz=12, out_dir=str(tmp_path), unit="datamove",
-                      log=lambda m: None)
+                      placer="static", log=lambda m: None)
     assert report["pass"] and report["unit"] == "datamove"
+    log = (tmp_path / "nextpnr.log").read_text()
+    assert report["placer"] == "static" and "Running Static placer" in log and "HeAP" not in log
+    assert "placer: static" in (tmp_path / "report.md").read_text()
     assert "data-move engine" in report["top"] and "shift chain" in report["top"]
     res = report["resources"]
     assert 300 < res["logic_cells"]["used"] < 4000 and res["brams"]["used"] >= 2   # microprogram, scratch
