@@ -44,7 +44,7 @@ destination ends in the low nibble of a byte: the caller provides that byte's ol
 high nibble (`tail_*`), which is written back unchanged with the last row.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -114,7 +114,13 @@ class StreamReader(wiring.Component):
         pos = Signal(nb + 1)                        # absolute nibble address of the consumer
         irow = Signal(nb)                           # next row to request
         lrow = Signal(nb)                           # last row of the run
-        rrow = Signal(nb)                           # next row to arrive
+        # the nibbles that have arrived beyond the position (negative while the run's first
+        # row is on its way) and those left in the run, registers kept with the position, so
+        # `has` compares the amount with registers instead of adding it to the position
+        # first (the adder and two compares were the head of the placed core's worst path
+        # into every reader's `take_en`, session 25)
+        avail = Signal(signed(nb + 2))
+        left = Signal(nb + 1)
         on = Signal()
         # the buffer: a ring of S slots, written in row order from slot 0 at the start of a
         # run (`wslot`: the next response's slot) and read at the consumer's row (`cslot`)
@@ -161,7 +167,7 @@ class StreamReader(wiring.Component):
         nslots = replicas(m, platform, nslot_n, copies, "nslot")
         offsets = replicas(m, platform, pos_n[:lrn], copies, "offset")
         with m.If(self.rsp_valid):
-            m.d.sync += [rrow.eq(rrow + 1), wslot.eq(ring_next(wslot))]
+            m.d.sync += wslot.eq(ring_next(wslot))
         for k in range(S):
             with m.If(self.rsp_valid & (wslot == k)):
                 m.d.sync += buf[k].eq(self.rsp_data)
@@ -184,18 +190,21 @@ class StreamReader(wiring.Component):
         if self.realign:
             m.d.comb += self.window.eq(funnel(m, self.rows, offsets, 8 * R, 4, "win"))
 
-        recv_end = Signal(nb + 1)
-        m.d.comb += recv_end.eq(rrow << lrn)
-        m.d.comb += [
-            self.has.eq((npos <= recv_end) & (npos <= end)),     # from the next position: two compares
-            self.left.eq(end - pos),
-        ]
+        # has = (pos + step <= the arrived end) & (pos + step <= end), step the nibbles a take
+        # consumes; both outcomes of the take computed first, `take_en` picks one late (as
+        # for pos)
+        step = Signal(nb + 1)
+        m.d.comb += step.eq(Mux(self.take_rest, left, self.take))
+        got = Mux(self.rsp_valid, RN, 0)
+        m.d.comb += [self.has.eq((step <= avail) & (step <= left)), self.left.eq(left)]
+        m.d.sync += [avail.eq(Mux(self.take_en, avail + got - step, avail + got)),
+                     left.eq(Mux(self.take_en, left - step, left))]
 
         with m.If(self.start):
             first = self.start_nib >> lrn
             m.d.sync += [
                 end.eq(self.start_nib + self.start_len),
-                irow.eq(first), rrow.eq(first),
+                irow.eq(first), avail.eq(-self.start_nib[:lrn]), left.eq(self.start_len),
                 wslot.eq(0),
                 lrow.eq((self.start_nib + self.start_len - 1) >> lrn),
                 on.eq(self.start_len != 0),
