@@ -136,13 +136,18 @@ class StreamReader(wiring.Component):
 
         wslot, cslot, nslot = (Signal(range(S), name=nm) for nm in ("wslot", "cslot", "nslot"))
 
-        crow = Signal(nb)
-        m.d.comb += crow.eq(pos >> lrn)
+        # how many rows the requests are ahead of the consumer's row (irow - pos / 2 R), a
+        # register, so the request is not computed from the position (the position's row
+        # and a compare were the head of the placed core's path from a reader into the
+        # memory's address register, session 25)
+        ahead = Signal(signed(nb + 2))
         m.d.comb += [
-            self.req_valid.eq(on & (irow <= lrow) & (irow <= crow + (S - 1))),
+            self.req_valid.eq(on & (irow <= lrow) & (ahead <= S - 1)),
             self.req_row.eq(irow),
         ]
-        with m.If(self.req_valid & self.req_ready):
+        req_fire = Signal()
+        m.d.comb += req_fire.eq(self.req_valid & self.req_ready)
+        with m.If(req_fire):
             m.d.sync += irow.eq(irow + 1)
 
         npos = Signal(nb + 1)
@@ -153,6 +158,7 @@ class StreamReader(wiring.Component):
             m.d.comb += [npos.eq(pos + self.take), cross.eq((pos[:lrn] + self.take[:lrn + 1])[lrn])]
         adv = Signal()                              # the consumer enters the next row
         m.d.comb += adv.eq(~self.start & self.take_en & cross)
+        m.d.sync += ahead.eq(Mux(adv, ahead + req_fire - 1, ahead + req_fire))   # (adv late)
         # the read pointers and the position as next values, and copies of the pointers and
         # the offset, one per 64-bit slice of the rows (the pointers select in 2 x 8 R
         # multiplexers, the offset in the funnel's every stage: the placed engine's hot nets,
@@ -204,7 +210,7 @@ class StreamReader(wiring.Component):
             first = self.start_nib >> lrn
             m.d.sync += [
                 end.eq(self.start_nib + self.start_len),
-                irow.eq(first), avail.eq(-self.start_nib[:lrn]), left.eq(self.start_len),
+                irow.eq(first), ahead.eq(0), avail.eq(-self.start_nib[:lrn]), left.eq(self.start_len),
                 wslot.eq(0),
                 lrow.eq((self.start_nib + self.start_len - 1) >> lrn),
                 on.eq(self.start_len != 0),
