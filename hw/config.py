@@ -8,6 +8,8 @@ same capability (`capability()`) so that co-simulation agrees on those faults.
 
 from dataclasses import dataclass, field
 
+from .flow_options import LUT_MAPPERS, PLACERS, ROUTERS
+
 __all__ = ["CoreConfig", "CONFIGS", "get_config"]
 
 
@@ -58,12 +60,9 @@ class CoreConfig:
             raise ValueError(f"fetch_depth must be a positive number of buffer entries, not {self.fetch_depth!r}")
         if self.mem_latency not in (1, 2):
             raise ValueError(f"mem_latency must be 1 or 2 cycles, not {self.mem_latency!r}")
-        if self.synth_luts not in ("abc9", "abc"):
-            raise ValueError(f"synth_luts must be 'abc9' or 'abc', not {self.synth_luts!r}")
-        if self.synth_router not in ("router1", "router2"):
-            raise ValueError(f"synth_router must be 'router1' or 'router2', not {self.synth_router!r}")
-        if self.synth_placer not in ("heap", "static"):
-            raise ValueError(f"synth_placer must be 'heap' or 'static', not {self.synth_placer!r}")
+        for name, choices in (("synth_luts", LUT_MAPPERS), ("synth_router", ROUTERS), ("synth_placer", PLACERS)):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"{name} must be {' or '.join(map(repr, choices))}, not {getattr(self, name)!r}")
         if self.datamove not in ("stream", "micro"):
             raise ValueError(f"datamove must be 'stream' or 'micro', not {self.datamove!r}")
         if self.datamove == "micro" and self.mem_latency != 1:

@@ -41,6 +41,7 @@ from amaranth.lib.wiring import In, Out
 
 from .boards import BridgedCore, DEFAULT_BAUD, DEFAULT_TIME_LIMIT_MIN, power_on_reset, run_logged, yowasp_env
 from .config import CoreConfig
+from .flow_options import LUT_MAPPERS, PLACERS, ROUTERS
 from .logic_depth import deepest_paths
 from .placed_timing import HOT_FANOUT, placed_paths
 from .uart import baud_divisor
@@ -147,9 +148,6 @@ def _run(cmd, log_path, what, log, env, time_limit=None):
                       time_limit=time_limit)
 
 
-LUT_MAPPERS = ("abc9", "abc")
-ROUTERS = ("router1", "router2")     # nextpnr --router
-PLACERS = ("heap", "static")         # nextpnr --placer
 BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
 LOGIC_DEPTH_PATHS = 5      # the deepest paths of the netlist in the report (`hw.logic_depth`)
 PLACED_JSON = "placed.json"          # the ECP5 place step's netlist, which the route step reads

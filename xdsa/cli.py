@@ -429,6 +429,7 @@ def cmd_board(args):
 
 
 def build_parser():
+    from xdsa.hw.flow_options import LUT_MAPPERS, PLACERS, ROUTERS    # (no Amaranth)
     p = argparse.ArgumentParser(prog="xdsa", description="xDSA NPU generator: assembler, golden model, "
                                 "RTL simulation, Verilog export, synthesis and benchmarks.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -497,15 +498,15 @@ def build_parser():
     y.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default: 1)")
     y.add_argument("--breakdown", action="store_true",
                    help="add a per-module resource breakdown (always added when the design does not fit)")
-    y.add_argument("--luts", choices=["abc9", "abc"], default=None,
+    y.add_argument("--luts", choices=LUT_MAPPERS, default=None,
                    help="LUT mapping: abc9 (timing-driven, yosys's default) or abc (abc -lut 4: "
                         "fewer LUTs on ECP5, faster) (default: the configuration's: abc for base, "
                         "which fits the ECP5-85F only so, abc9 otherwise)")
-    y.add_argument("--router", choices=["router1", "router2"], default=None,
+    y.add_argument("--router", choices=ROUTERS, default=None,
                    help="nextpnr router: router1 (its default) or router2 (resolves congestion in fewer "
                         "iterations on large designs) (default: the configuration's: router2 for base, "
                         "router1 otherwise)")
-    y.add_argument("--placer", choices=["heap", "static"], default=None,
+    y.add_argument("--placer", choices=PLACERS, default=None,
                    help="nextpnr placer: heap (its default, analytic) or static (electrostatic) "
                         "(default: the configuration's: static for base, heap otherwise)")
     y.add_argument("--time-limit", type=float, default=None, metavar="MIN",
