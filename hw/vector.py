@@ -666,7 +666,11 @@ class VectorEngine(wiring.Component):
         m.d.comb += load.eq(run & more & have & pipe.in_free)
         dnib = Mux(full, beat_nib[D], dleft)
         c_due = pipe.c_due
-        win12 = funnel(m, Mux(c_due, readers[2].rows, readers[1].rows),
+        # the rows' select as one copy of c_due per 64-bit slice (`hw.replicate`): the
+        # 16 R-bit multiplexer spread over the readers' buffers (fan-out 972 in the placed
+        # `base`, session 25); the offset's select keeps c_due itself
+        c_sel = replicas(m, platform, pipe.c_due_next, slices(16 * R), "c_due_sel")
+        win12 = funnel(m, mux_sliced(c_sel, readers[2].rows, readers[1].rows),
                        Mux(c_due, readers[2].offset, readers[1].offset), 8 * R, 4, "win12")
         rest_c = Signal()                           # source 2 takes its rest at c_due
         m.d.comb += [pipe.load.eq(load), pipe.load_dnib.eq(dnib),

@@ -12,7 +12,8 @@ empty or advancing in the same cycle):
 * **A (aligned windows)**: a ring of two slots. `load` captures the realigned
   windows of sources 0 and 1 as the readers show them (``win0``, ``win1``) into the
   free slot; MEDIAN's source 2 comes through the source-1 window one cycle later:
-  ``c_due`` is high in the cycle after a MEDIAN `load`, the caller then shows
+  ``c_due`` is high in the cycle after a MEDIAN `load` (``c_due_next`` is its value
+  for the next cycle, for a caller's own copies), the caller then shows
   source 2 on ``win1`` (one realignment shifter serves sources 1 and 2) and it is
   captured into its own window register. The stage takes the readers' realignment
   shifters off the paths of the unpacking (docs/boards.md). ``in_free`` (a slot is
@@ -69,6 +70,7 @@ class BeatPipe(wiring.Component):
             "win0": In(n), "win1": In(n),        # win1: source 2 while c_due
             "load": In(1),
             "c_due": Out(1),
+            "c_due_next": Out(1),                # c_due of the next cycle (load & MEDIAN)
             "load_dnib": In(range(cnt_w)),       # destination nibbles of the beat
             "in_free": Out(1),                   # `load` may be raised
             "out_valid": Out(1),
@@ -128,7 +130,8 @@ class BeatPipe(wiring.Component):
         # S0, its first S1 cycle (MEDIAN takes two or more, so S0 keeps it for the next one)
         c_due, s0_c_due = Signal(), Signal()
         is_med = Signal(name="is_median")
-        m.d.sync += [is_med.eq(cfg.kind == Kind.MEDIAN), c_due.eq(self.load & is_med)]
+        m.d.comb += self.c_due_next.eq(self.load & is_med)
+        m.d.sync += [is_med.eq(cfg.kind == Kind.MEDIAN), c_due.eq(self.c_due_next)]
         # the free slot captures the windows whenever A may take a beat (`in_free`), not only
         # on `load`: its contents matter only once `load` counts it, and the enable is then free
         # of the readers' `has` compares, which `load` waits for (fan-out: 2 n flip-flops)
