@@ -21,12 +21,17 @@ with a 7-bit amount. ``clip_min``/``clip_max`` are signed 16-bit, so the clipped
 value is a signed 16-bit number and the final saturation only needs the result
 unit's bounds (``sat_lo``/``sat_hi``, 17-bit signed, from `sat_bounds`).
 
-The multiplication is split over two pipeline stages: (acc + bias) times the low 17
-bits of ``mul`` (unsigned) and times its high 16 bits (signed), registered, then
-their sum. Each partial product is a plain ``*``, which synthesis maps onto the
-FPGA's multiplier blocks (on the ECP5: 4 MULT18X18D each, 8 per requantiser; the
-8 x 8 array's PEs take 64 and the vector engine 32 of the 85F's 156). A radix-4
-Booth tree in LUTs cost about 4,000 LUT4s per requantiser instead.
+The multiplication takes three pipeline stages: (acc + bias), cut into three
+unsigned 17-bit digits and a signed 3-bit one, times the low 17 and the high 16
+bits of ``mul`` (both read as unsigned), eight tile products no wider than one
+multiplier block, registered; then one addition per half of ``mul`` (the tiles of
+the even and of the odd digits do not overlap: concatenated, not added); then the
+product. ``mul``'s sign (-(acc + bias) * 2**33, its high half being read as
+unsigned) is folded into the rounding constant. Each tile is a plain ``*``, which
+synthesis maps onto the FPGA's multiplier blocks (on the ECP5: one MULT18X18D each,
+8 per requantiser, 2 more than two 54 x 17-bit partial products took; the 8 x 8 array's PEs take 64 and the vector engine 8 of the
+85F's 156). A radix-4 Booth tree in LUTs cost about 4,000 LUT4s per requantiser
+instead.
 
 The inputs are registered first (stage 0). The rounding addition and the shift
 take a stage each; the last stage compares the
@@ -35,13 +40,13 @@ computed a stage earlier), all four comparisons in parallel, and picks the resul
 from their flags (the offset is added only to the low 17 bits, which is the result
 whenever it lies inside the bounds).
 
-Latency ``LATENCY`` = 7 cycles from ``i_valid`` to ``o_valid`` while ``en`` is high;
+Latency ``LATENCY`` = 8 cycles from ``i_valid`` to ``o_valid`` while ``en`` is high;
 throughput one element per cycle. ``en`` low freezes every stage (the consumer
 is full). ``i_tag`` travels with the element to ``o_tag``; ``busy`` is high while
 an element is in any stage (including ``o_valid``).
 """
 
-from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -57,6 +62,7 @@ _P = _V0 + PARAM_BITS        # (acc + bias) * mul
 _SH = 88                     # rounding-shift width
 _LIMIT = 86                  # shifts of _LIMIT or more give 0
 _MUL_LO = 17                 # mul splits into 17 low (unsigned) and 16 high (signed) bits
+_DIGIT = 17                  # acc + bias in digits of 17 bits for the multiplier blocks
 
 
 def sat_bounds(unit: DataUnit):
@@ -84,7 +90,7 @@ class Requantiser(wiring.Component):
     """CONV2D requantisation, one element per cycle (module docstring).
     ``LATENCY`` cycles while ``en`` is high."""
 
-    LATENCY = 7
+    LATENCY = 8
 
     def __init__(self, tag_bits: int = 4):
         self.tag_bits = tag_bits
@@ -135,47 +141,69 @@ class Requantiser(wiring.Component):
         mul1 = pipe("s1_mul", mul0)
         c1 = carry(1, zip([n for n, _ in ctl], c0))
 
-        # stages 2-3: the two partial products, then their sum
-        pp_lo = pipe("s2_pp_lo", v0 * mul1[:_MUL_LO].as_unsigned(), signed(_V0 + _MUL_LO + 1))
-        pp_hi = pipe("s2_pp_hi", v0 * mul1[_MUL_LO:].as_signed(), signed(_V0 + PARAM_BITS - _MUL_LO))
+        # stages 2-4: the product. Stage 2 registers the eight tile products of (acc + bias),
+        # cut into 17-bit digits (the top one signed, 3 bits), and mul's low 17 and high 16
+        # bits, both taken as unsigned: no tile is wider than one multiplier block, the
+        # flip-flops can stand beside the blocks and no adder follows a block in the same
+        # cycle (in the placed `base` a 112-tile wire ran from a block to the adders:
+        # docs/boards.md, session 25). Only the top digit's tiles are negative, so the tiles
+        # of even and of odd digits, which do not overlap, are concatenated: one addition
+        # per half of mul in stage 3, one for the product in stage 4. mul's sign (its high
+        # half read as unsigned is 2**16 too large) is -(acc + bias) * 2**33, which stage 3
+        # folds into the rounding constant; stage 5 adds both.
+        digits = [v0[lo:lo + _DIGIT].as_unsigned() for lo in range(0, _V0 - _DIGIT, _DIGIT)]
+        digits.append(v0[len(digits) * _DIGIT:].as_signed())
+        halves = (mul1[:_MUL_LO].as_unsigned(), mul1[_MUL_LO:].as_unsigned())
+        rows = []
+        for h, half in enumerate(halves):
+            t = [pipe(f"s2_t{h}{d}", dg * half, None if d == len(digits) - 1 else unsigned(2 * _DIGIT))
+                 for d, dg in enumerate(digits)]
+            top = (len(t) - 1) % 2                                       # the group of the signed tile
+            rows.append(tuple(Cat(*t[k::2]).as_signed() if k == top else Cat(*t[k::2]).as_unsigned()
+                              for k in (0, 1)))
+        neg = pipe("s2_neg", Mux(mul1[-1], v0, 0), signed(_V0))          # mul's sign correction
         c2 = carry(2, zip([n for n, _ in ctl], c1))
-        p3 = pipe("s3_prod", pp_lo + (pp_hi << _MUL_LO), signed(_P))
+        r3 = [pipe(f"s3_row{h}", even + (odd << _DIGIT), signed(_V0 + 2 * _DIGIT + 1))
+              for h, (even, odd) in enumerate(rows)]
         sh2 = c2[2]
         half_v = Signal(signed(_SH))                                     # 2**(shift-1), 0 for shift 0
         with m.If(sh2 != 0):
             m.d.comb += half_v.eq(Const(1, _SH) << (sh2[:7] - 1)[:7])
-        half = pipe("s3_half", half_v)
+        half = pipe("s3_half", half_v - (neg << (_MUL_LO + 16)), signed(_SH))
         c3 = carry(3, zip([n for n, _ in ctl], c2))
-
-        # stage 4: the rounding addition; stage 5: the shift (a stage each: an 88-bit carry
-        # chain and a seven-level shifter do not fit one cycle at 100 MHz together)
-        t = pipe("s4_t", p3 + half, signed(_SH))
+        p3 = pipe("s4_prod", r3[0] + (r3[1] << _MUL_LO), signed(_SH))
+        half = pipe("s4_half", half)
         c4 = carry(4, zip([n for n, _ in ctl], c3))
-        valid4, tag4, sh4, scale4, cmin4, cmax4, lo4, hi4 = c4
-        v2 = pipe("s5_v2", Mux(sh4 >= _LIMIT, 0, t >> sh4[:7]), signed(_SH))
+
+        # stage 5: the rounding addition; stage 6: the shift (a stage each: an 88-bit carry
+        # chain and a seven-level shifter do not fit one cycle at 100 MHz together)
+        t = pipe("s5_t", p3 + half, signed(_SH))
         c5 = carry(5, zip([n for n, _ in ctl], c4))
+        _, _, sh5, scale5, cmin5, cmax5, lo5, hi5 = c5
+        v2 = pipe("s6_v2", Mux(sh5 >= _LIMIT, 0, t >> sh5[:7]), signed(_SH))
+        c6 = carry(6, zip([n for n, _ in ctl], c5))
         # the bounds moved to v2's side of the comparisons (v2 + scale < cmin <=> v2 < cmin -
-        # scale, ...), so stage 6 compares v2 with all four at once instead of adding scale
+        # scale, ...), so stage 7 compares v2 with all four at once instead of adding scale
         # first and then clipping and saturating in series
-        kmin, kmax, klo, khi = (pipe(f"s5_k{nm}", bound - scale4, signed(PARAM_BITS + 2))
-                                for nm, bound in (("min", cmin4), ("max", cmax4), ("lo", lo4), ("hi", hi4)))
-        c_gt = pipe("s5_cmin_gt_cmax", cmin4 > cmax4)
-        lo_c = pipe("s5_lo_c", Mux(lo4 > hi4, hi4, lo4))                 # min(lo, hi)
+        kmin, kmax, klo, khi = (pipe(f"s6_k{nm}", bound - scale5, signed(PARAM_BITS + 2))
+                                for nm, bound in (("min", cmin5), ("max", cmax5), ("lo", lo5), ("hi", hi5)))
+        c_gt = pipe("s6_cmin_gt_cmax", cmin5 > cmax5)
+        lo_c = pipe("s6_lo_c", Mux(lo5 > hi5, hi5, lo5))                 # min(lo, hi)
 
         def saturate(v):                                                 # min(max(v, lo), hi)
-            return Mux(v > hi4, hi4, Mux(v < lo4, lo4, v))
-        sat_min, sat_max = pipe("s5_sat_min", saturate(cmin4)), pipe("s5_sat_max", saturate(cmax4))
+            return Mux(v > hi5, hi5, Mux(v < lo5, lo5, v))
+        sat_min, sat_max = pipe("s6_sat_min", saturate(cmin5)), pipe("s6_sat_max", saturate(cmax5))
 
-        # stage 6: output offset, clip, saturate
-        valid5, tag5, _, scale5, _, _, _, hi5 = c5
+        # stage 7: output offset, clip, saturate
+        valid6, tag6, _, scale6, _, _, _, hi6 = c6
         lt_min, gt_max = v2 < kmin, v2 > kmax                            # v3 < cmin, v3 > cmax
         lt_lo, gt_hi = v2 < klo, v2 > khi                                # v3 < lo, v3 > hi
         v3 = Signal(signed(OUT_BITS))      # v2 + scale where it is the clipped value (in 16 bits)
-        m.d.comb += v3.eq(v2[:OUT_BITS] + scale5[:OUT_BITS])
+        m.d.comb += v3.eq(v2[:OUT_BITS] + scale6[:OUT_BITS])
         # a = max(v3, cmin); b = min(a, cmax): cmax where a > cmax, else a
         to_max = Mux(lt_min, c_gt, gt_max)
-        out = Mux(to_max, sat_max, Mux(lt_min, sat_min, Mux(lt_lo, lo_c, Mux(gt_hi, hi5, v3))))
+        out = Mux(to_max, sat_max, Mux(lt_min, sat_min, Mux(lt_lo, lo_c, Mux(gt_hi, hi6, v3))))
         with m.If(en):
-            m.d.sync += [self.value.eq(out), self.o_valid.eq(valid5), self.o_tag.eq(tag5)]
-        m.d.comb += self.busy.eq(c0[0] | c1[0] | c2[0] | c3[0] | c4[0] | c5[0] | self.o_valid)
+            m.d.sync += [self.value.eq(out), self.o_valid.eq(valid6), self.o_tag.eq(tag6)]
+        m.d.comb += self.busy.eq(Cat(c[0] for c in (c0, c1, c2, c3, c4, c5, c6)).any() | self.o_valid)
         return m
