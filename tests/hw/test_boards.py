@@ -10,17 +10,25 @@ import subprocess
 
 import pytest
 
-from xdsa.hw.boards import BOARDS, BoardTop, PLLError, board_platform, ecp5_pll, get_board, ice40_pll
+from xdsa.hw.boards import (BOARDS, BoardTop, PLLError, board_platform, build_overrides, ecp5_pll, get_board,
+                            ice40_pll)
 from xdsa.hw.config import CoreConfig, get_config
 from xdsa.tools import tool_path
 
 SMALL = CoreConfig("board_small", mem_bytes=2048, row_bytes=8, datamove_lanes=1)
 
 
-def plan_files(board, config, **kw):
+def plan_files(board, config, seed=None, **kw):
+    """The build plan's files with the overrides `xdsa board` passes (`build_overrides`)."""
     b = get_board(board)
-    plan = board_platform(b).build(BoardTop(b, config, **kw), name="top", do_build=False)
+    platform = board_platform(b)
+    plan = platform.build(BoardTop(b, config, **kw), name="top", do_build=False,
+                          **build_overrides(b, config, platform, seed))
     return plan.files
+
+
+def text(files, name):
+    return files[name] if isinstance(files[name], str) else files[name].decode()
 
 
 def rtlil(files):
@@ -79,6 +87,24 @@ def test_ice40_hx8k_evn_top_elaborates():
     assert "SB_PLL40" not in rtlil(files)
     with pytest.raises(PLLError, match="board's 12 MHz clock"):
         BoardTop("ice40-hx8k-evn", SMALL, freq_mhz=24)
+
+
+def test_board_builds_use_the_synth_flow():
+    """A board build runs `xdsa synth`'s flow for its configuration: base on the ULX3S
+    maps with abc -lut 4 between synth_ecp5's halves (with abc9 it does not fit the 85F)
+    and places with the static placer and routes with router2; tiny on the iCEBreaker
+    maps with abc9 and the UP5K timing model, HeAP and router1; a seed reaches nextpnr."""
+    files = plan_files("ulx3s", get_config("base"), seed=3)
+    ys, sh = text(files, "top.ys"), text(files, "build_top.sh")
+    assert re.search(r"synth_ecp5 -run :map_luts -top top\s+abc -lut 4\s+clean\s+"
+                     r"synth_ecp5 -top top -run map_cells:\s+write_json top.json", ys), ys
+    assert re.search(r"nextpnr-ecp5.*--placer static --router router2 --seed 3", sh, re.S), sh
+    files = plan_files("ulx3s", SMALL)
+    assert "abc -lut 4" not in text(files, "top.ys") and "-run" not in text(files, "top.ys")
+    files = plan_files("icebreaker", get_config("tiny"))
+    assert "synth_ice40 -dsp -abc9 -device u -top top" in text(files, "top.ys")
+    sh = text(files, "build_top.sh")
+    assert "--placer heap --router router1" in sh and "--seed" not in sh
 
 
 def test_board_parameter_errors():

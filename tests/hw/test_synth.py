@@ -301,7 +301,7 @@ def test_lut_mapper_choice():
     ecp5, ice40 = TARGETS["ecp5-85k"], TARGETS["ice40-up5k"]
     assert "abc -lut 4" not in _yosys_script(ecp5, "t.il", "t.json", "s.json")
     abc = _yosys_script(ecp5, "t.il", "t.json", "s.json", luts="abc")
-    assert "synth_ecp5 -top top -run :map_luts\nabc -lut 4\nclean\nsynth_ecp5 -top top -run map_cells:" in abc
+    assert "synth_ecp5 -run :map_luts -top top\nabc -lut 4\nclean\nsynth_ecp5 -top top -run map_cells:" in abc
     assert "-abc9" in _yosys_script(ice40, "t.il", "t.json", "s.json")
     assert "-abc9" not in _yosys_script(ice40, "t.il", "t.json", "s.json", luts="abc")
     with pytest.raises(ValueError, match="LUT mapper"):
