@@ -155,6 +155,10 @@ class Core(wiring.Component):
 
         m.d.comb += dec.payload.eq(item.payload)
         sync_ctrl = dec.sync
+
+        def sync_field(name):                   # a field of the SYNC_CTRL word (golden/isa)
+            f = _SYNC[name]
+            return sync_ctrl[f.lo:f.hi + 1]
         fetch_en = sync_ctrl[_SYNC["sync_en"].lo]
         deposit_en = sync_ctrl[_SYNC["sync_en"].lo + 1]
 
@@ -207,6 +211,16 @@ class Core(wiring.Component):
             retire(m, code, stop_reason=StopReason.FAULT)
             m.d.sync += [fault.eq(code), fault_pc.eq(item.pc)]
             m.next = "STOP"
+
+        def take_done(done, then):
+            """Take an answer from `done` (a stream with a ``fault`` payload): stop with its
+            fault, or go to state `then`."""
+            m.d.comb += done.ready.eq(1)
+            with m.If(done.valid):
+                with m.If(done.payload.fault != 0):
+                    raise_fault(m, done.payload.fault)
+                with m.Else():
+                    m.next = then
 
         is_domain = Signal()
         m.d.comb += is_domain.eq(0)
@@ -272,19 +286,14 @@ class Core(wiring.Component):
 
             with m.State("KEYWAIT"):
                 m.d.comb += [sync.fetch.valid.eq(1),
-                             sync.fetch.payload.table.eq(sync_ctrl[_SYNC["keyr_bar"].lo:_SYNC["keyr_bar"].hi + 1]),
-                             sync.fetch.payload.index.eq(sync_ctrl[_SYNC["fetch_key_addr"].lo:_SYNC["fetch_key_addr"].hi + 1]),
-                             sync.fetch.payload.n.eq(sync_ctrl[_SYNC["num_key"].lo:_SYNC["num_key"].hi + 1] + 1)]
+                             sync.fetch.payload.table.eq(sync_field("keyr_bar")),
+                             sync.fetch.payload.index.eq(sync_field("fetch_key_addr")),
+                             sync.fetch.payload.n.eq(sync_field("num_key") + 1)]
                 with m.If(sync.fetch.ready):
                     m.next = "KEYDONE"
 
             with m.State("KEYDONE"):
-                m.d.comb += sync.fetch_done.ready.eq(1)
-                with m.If(sync.fetch_done.valid):
-                    with m.If(sync.fetch_done.payload.fault != 0):
-                        raise_fault(m, sync.fetch_done.payload.fault)
-                    with m.Else():
-                        m.next = "TABLE"
+                take_done(sync.fetch_done, "TABLE")
 
             with m.State("TABLE"):
                 with m.If(~has_table):
@@ -322,31 +331,20 @@ class Core(wiring.Component):
 
             for name, eng in engines.items():
                 with m.State(f"WAIT_{name}"):
-                    m.d.comb += eng.done.ready.eq(1)
-                    with m.If(eng.done.valid):
-                        with m.If(eng.done.payload.fault != 0):
-                            raise_fault(m, eng.done.payload.fault)
-                        with m.Else():
-                            m.next = "DEPOSIT"
+                    take_done(eng.done, "DEPOSIT")
 
             with m.State("DEPOSIT"):
                 with m.If(~deposit_en):
                     m.next = "RETIRE"
                 with m.Else():
                     m.d.comb += [sync.deposit.valid.eq(1),
-                                 sync.deposit.payload.table.eq(sync_ctrl[_SYNC["keyw_bar"].lo:_SYNC["keyw_bar"].hi + 1]),
-                                 sync.deposit.payload.index.eq(
-                                     sync_ctrl[_SYNC["deposit_key_addr"].lo:_SYNC["deposit_key_addr"].hi + 1])]
+                                 sync.deposit.payload.table.eq(sync_field("keyw_bar")),
+                                 sync.deposit.payload.index.eq(sync_field("deposit_key_addr"))]
                     with m.If(sync.deposit.ready):
                         m.next = "DEPOSITDONE"
 
             with m.State("DEPOSITDONE"):
-                m.d.comb += sync.deposit_done.ready.eq(1)
-                with m.If(sync.deposit_done.valid):
-                    with m.If(sync.deposit_done.payload.fault != 0):
-                        raise_fault(m, sync.deposit_done.payload.fault)
-                    with m.Else():
-                        m.next = "RETIRE"
+                take_done(sync.deposit_done, "RETIRE")
 
             with m.State("RETIRE"):
                 with m.If(is_exit):

@@ -48,6 +48,8 @@ cycle; otherwise one cycle per distinct row. ``side`` (any layout) travels with
 the request to ``out_side``.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -168,29 +170,22 @@ class VectorGather(wiring.Component):
 
         # --- response stage registers (the beat as issued); they meet the response
         # L = mem_latency cycles after the request, L - 1 registers later (`at_rsp`) -------
+        def stage(p):                               # a beat's registers in stage `p`
+            return SimpleNamespace(
+                beat=Signal(name=f"{p}_beat"), last=Signal(name=f"{p}_last"), bi=Signal(BW, name=f"{p}_bi"),
+                off=[Signal(lR, name=f"{p}_off_{i}") for i in range(n)], active=Signal(n, name=f"{p}_active"),
+                lsz=Signal(2, name=f"{p}_lsz"), sgn=Signal(name=f"{p}_sgn"), side=Signal(self.side_layout,
+                                                                                          name=f"{p}_side"))
+
         s1_read = Signal()
         s1_load = Signal(n)
-        s1_beat = Signal()
-        s1_last = Signal()
-        s1_bi = Signal(BW)
-        s1_off = [Signal(lR, name=f"s1_off_{i}") for i in range(n)]
-        s1_active = Signal(n)
-        s1_lsz = Signal(2)
-        s1_sgn = Signal()
-        s1_side = Signal(self.side_layout)
+        s1 = stage("s1")
 
         def at_rsp(value, name):
             return delayed(m, value, self.config.mem_latency - 1, name)
 
         # --- extract stage registers ------------------------------------------------------
-        s2_beat = Signal()
-        s2_last = Signal()
-        s2_bi = Signal(BW)
-        s2_off = [Signal(lR, name=f"s2_off_{i}") for i in range(n)]
-        s2_active = Signal(n)
-        s2_lsz = Signal(2)
-        s2_sgn = Signal()
-        s2_side = Signal(self.side_layout)
+        s2 = stage("s2")
         elem = [Signal(max(1, 8 * (MB - 1)), name=f"elem_{i}") for i in range(n)]
 
         # accept a new vector when the stage is empty or finishes this cycle
@@ -223,47 +218,47 @@ class VectorGather(wiring.Component):
         m.d.sync += [
             s1_read.eq(issue),
             s1_load.eq(Mux(issue, match, 0)),
-            s1_beat.eq(beat_end),
-            s1_last.eq(vec_end),
+            s1.beat.eq(beat_end),
+            s1.last.eq(vec_end),
         ]
-        # the beat's values follow it unconditionally (they are read only under s1_beat and
-        # s2_beat): the beat's end, which the row-cache hits decide late in the cycle,
+        # the beat's values follow it unconditionally (they are read only under s1.beat and
+        # s2.beat): the beat's end, which the row-cache hits decide late in the cycle,
         # enables none of these registers
-        m.d.sync += [s1_bi.eq(bi), s1_active.eq(active0), s1_lsz.eq(lsz0), s1_sgn.eq(sgn0),
-                     s1_side.eq(side0)]
-        m.d.sync += [s1_off[i].eq(addr[i][:lR]) for i in range(n)]
+        m.d.sync += [s1.bi.eq(bi), s1.active.eq(active0), s1.lsz.eq(lsz0), s1.sgn.eq(sgn0),
+                     s1.side.eq(side0)]
+        m.d.sync += [s1.off[i].eq(addr[i][:lR]) for i in range(n)]
 
         # response: fill the caches
         r_read, r_load = at_rsp(s1_read, "r_read"), at_rsp(s1_load, "r_load")
-        r_beat = at_rsp(s1_beat, "r_beat")
+        r_beat = at_rsp(s1.beat, "r_beat")
         for i in range(n):
             with m.If(r_read & r_load[i]):
                 m.d.sync += cache[i].eq(self.rd.rsp.payload)
-        m.d.sync += [s2_beat.eq(r_beat), s2_last.eq(at_rsp(s1_last, "r_last"))]
-        m.d.sync += [s2_bi.eq(at_rsp(s1_bi, "r_bi")), s2_active.eq(at_rsp(s1_active, "r_active")),
-                     s2_lsz.eq(at_rsp(s1_lsz, "r_lsz")), s2_sgn.eq(at_rsp(s1_sgn, "r_sgn")),
-                     s2_side.eq(at_rsp(s1_side, "r_side"))]
-        m.d.sync += [s2_off[i].eq(at_rsp(s1_off[i], f"r_off_{i}")) for i in range(n)]
+        m.d.sync += [s2.beat.eq(r_beat), s2.last.eq(at_rsp(s1.last, "r_last"))]
+        m.d.sync += [s2.bi.eq(at_rsp(s1.bi, "r_bi")), s2.active.eq(at_rsp(s1.active, "r_active")),
+                     s2.lsz.eq(at_rsp(s1.lsz, "r_lsz")), s2.sgn.eq(at_rsp(s1.sgn, "r_sgn")),
+                     s2.side.eq(at_rsp(s1.side, "r_side"))]
+        m.d.sync += [s2.off[i].eq(at_rsp(s1.off[i], f"r_off_{i}")) for i in range(n)]
 
         # extract: one byte per lane per beat
         vb = self.value_bits
         for i in range(n):
             byte = Signal(8, name=f"byte_{i}")
-            m.d.comb += byte.eq(select_word(m, cache[i], s2_off[i], 8, f"bytesel_{i}", platform))
+            m.d.comb += byte.eq(select_word(m, cache[i], s2.off[i], 8, f"bytesel_{i}", platform))
             if MB > 1:
-                with m.If(s2_beat & ~s2_last):
+                with m.If(s2.beat & ~s2.last):
                     for b in range(MB - 1):
-                        with m.If(s2_bi == b):
+                        with m.If(s2.bi == b):
                             m.d.sync += elem[i][8 * b:8 * b + 8].eq(byte)
             val = Signal(signed(vb), name=f"val_{i}")
-            with m.Switch(s2_lsz):
+            with m.Switch(s2.lsz):
                 for k in range(exact_log2(MB) + 1):
                     with m.Case(k):
                         raw = Cat(elem[i][:8 * ((1 << k) - 1)], byte) if k else byte
-                        m.d.comb += val.eq(Mux(s2_sgn, raw.as_signed(), raw))
-            m.d.comb += self.out_vals[i].eq(Mux(s2_active[i], val, 0))
-        m.d.comb += [self.out_valid.eq(s2_last), self.out_side.eq(s2_side),
-                     self.busy.eq(v0 | s1_beat | r_beat | s2_beat)]     # (every beat in flight: L <= 2)
+                        m.d.comb += val.eq(Mux(s2.sgn, raw.as_signed(), raw))
+            m.d.comb += self.out_vals[i].eq(Mux(s2.active[i], val, 0))
+        m.d.comb += [self.out_valid.eq(s2.last), self.out_side.eq(s2.side),
+                     self.busy.eq(v0 | s1.beat | r_beat | s2.beat)]     # (every beat in flight: L <= 2)
         return m
 
 

@@ -58,7 +58,20 @@ def check_divisor(divisor):
         raise ValueError(f"divisor must be at least {MIN_DIVISOR} cycles per bit, not {divisor}")
 
 
-class UARTRx(wiring.Component):
+class _Timed(wiring.Component):
+    """A UART side with ``divisor`` clock cycles per bit (`check_divisor`)."""
+
+    def __init__(self, divisor):
+        check_divisor(divisor)
+        self._divisor = divisor
+        super().__init__()
+
+    @property
+    def divisor(self):
+        return self._divisor
+
+
+class UARTRx(_Timed):
     """8N1 receiver, ``divisor`` cycles per bit (see the module docstring).
 
     Ports: ``rx`` (the line, asynchronous), ``o`` (received bytes), ``overrun`` and
@@ -69,15 +82,6 @@ class UARTRx(wiring.Component):
     o: Out(stream.Signature(8))
     overrun: Out(1)
     frame_error: Out(1)
-
-    def __init__(self, divisor):
-        check_divisor(divisor)
-        self._divisor = divisor
-        super().__init__()
-
-    @property
-    def divisor(self):
-        return self._divisor
 
     def elaborate(self, platform):
         m = Module()
@@ -129,7 +133,7 @@ class UARTRx(wiring.Component):
         return m
 
 
-class UARTTx(wiring.Component):
+class UARTTx(_Timed):
     """8N1 transmitter, ``divisor`` cycles per bit (see the module docstring).
 
     Ports: ``i`` (bytes to send), ``tx`` (the line, registered, idles high).
@@ -137,15 +141,6 @@ class UARTTx(wiring.Component):
 
     i: In(stream.Signature(8))
     tx: Out(1, init=1)
-
-    def __init__(self, divisor):
-        check_divisor(divisor)
-        self._divisor = divisor
-        super().__init__()
-
-    @property
-    def divisor(self):
-        return self._divisor
 
     def elaborate(self, platform):
         m = Module()
