@@ -46,7 +46,7 @@ from collections import Counter, defaultdict
 
 from .logic_depth import _base, _hint, bit_names, top_module
 
-__all__ = ["placed_paths", "wire_ns", "CELL_NS", "HOT_FANOUT", "HOT_WINDOW"]
+__all__ = ["placed_paths", "wire_ns", "CELL_NS", "HOT_FANOUT", "HOT_WINDOW", "PROFILE_STEP_NS"]
 
 # cell delays (ns), ECP5 speed grade 6: nextpnr's own (its SDF of a routed design)
 CELL_NS = {
@@ -75,6 +75,7 @@ WIRE_FANOUT = 0.0          # per doubling of the fan-out: fitted -0.015 on both,
 WIRE_F_DI = 0.13           # a LUT to its own flip-flop (F -> DI)
 HOT_FANOUT = 32            # a hot net: fan-out at least this ...
 HOT_WINDOW = 0.2           # ... on the worst path of an endpoint within 20 % of the worst delay
+PROFILE_STEP_NS = 2.0      # the delay profile's step
 
 _LUT_IN = frozenset("ABCD")
 _MUX_IN = {"M": "mux_m", "F1": "mux_f1", "FXA": "mux_fx", "FXB": "mux_fx"}
@@ -164,7 +165,8 @@ def _user_names(netlist):
             for nn, net in mod.get("netnames", {}).items() for k, b in enumerate(net["bits"]) if b in user}
 
 
-def placed_paths(placed, count=5, *, netlist=None, hot_fanout=HOT_FANOUT, hot_window=HOT_WINDOW):
+def placed_paths(placed, count=5, *, netlist=None, hot_fanout=HOT_FANOUT, hot_window=HOT_WINDOW,
+                 period_ns=None):
     """The model's worst paths of a placed ECP5 netlist (nextpnr's ``--write`` after
     placing: a dict or the path of its file); `netlist`, the yosys JSON netlist that
     was placed (optional), names the nets by the user's names where nextpnr kept a
@@ -182,7 +184,11 @@ def placed_paths(placed, count=5, *, netlist=None, hot_fanout=HOT_FANOUT, hot_wi
       hint, bits, fanout, max_tiles, endpoints}`` (``bits``: the nets of that name, a bus
       or the nets named after one signal, which count once per end point; ``max_tiles``:
       the distance from a driver to its farthest sink);
-    * ``endpoints`` (timed end points), ``window_endpoints`` (those within the window).
+    * ``endpoints`` (timed end points), ``window_endpoints`` (those within the window);
+    * ``profile``: ``[t, n]`` pairs, ``n`` the end points whose worst path takes at least
+      ``t`` ns, for ``t`` every `PROFILE_STEP_NS` up to the worst delay;
+    * with `period_ns` (the requested clock period), ``failing_endpoints``: the end points
+      whose worst path is longer.
 
     Raises `ValueError` for a netlist that is not placed (no ``NEXTPNR_BEL``)."""
     mod = _load(placed)
@@ -280,7 +286,7 @@ def placed_paths(placed, count=5, *, netlist=None, hot_fanout=HOT_FANOUT, hot_wi
             ends.append((arr[b] + wire(b, cn, ip)[0] + su, cn, ip, b))
     if not ends:
         return {"worst_ns": None, "fmax_mhz": None, "paths": [], "hot_nets": [], "endpoints": 0,
-                "window_endpoints": 0}
+                "window_endpoints": 0, "profile": [], **({} if period_ns is None else {"failing_endpoints": 0})}
     ends.sort(key=lambda e: -e[0])
 
     def span(b):
@@ -347,5 +353,11 @@ def placed_paths(placed, count=5, *, netlist=None, hot_fanout=HOT_FANOUT, hot_wi
         hot.update(on_path)
     hot_nets = [{"net": k, "hint": info[k]["hint"], "bits": len(info[k]["bits"]), "fanout": info[k]["fanout"],
                  "max_tiles": info[k]["max_tiles"], "endpoints": n} for k, n in hot.most_common()]
-    return {"worst_ns": round(worst, 3), "fmax_mhz": round(1000.0 / worst, 2), "paths": paths,
-            "hot_nets": hot_nets, "endpoints": len(ends), "window_endpoints": len(window)}
+    delays = [e[0] for e in ends]
+    profile = [[t, sum(d >= t for d in delays)]
+               for t in (PROFILE_STEP_NS * k for k in range(1, int(worst // PROFILE_STEP_NS) + 1))]
+    out = {"worst_ns": round(worst, 3), "fmax_mhz": round(1000.0 / worst, 2), "paths": paths,
+           "hot_nets": hot_nets, "endpoints": len(ends), "window_endpoints": len(window), "profile": profile}
+    if period_ns is not None:
+        out["failing_endpoints"] = sum(d > period_ns for d in delays)
+    return out

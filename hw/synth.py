@@ -443,7 +443,7 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     if placed == 0:
         t0 = time.monotonic()
         report["placed_paths"] = _placed_paths(os.path.join(out_dir, PLACED_JSON), os.path.join(out_dir, "top.json"),
-                                               log)
+                                               log, 1000.0 / freq)
         times["placed_timing"] = time.monotonic() - t0
     report["times_s"] = {k: round(v, 1) for k, v in times.items()}
     analyse(report, target, freq, rc, log_text, npr, cells, placed=placed == 0)
@@ -460,13 +460,13 @@ def run_flow(config, target, *, freq_mhz=None, out_dir=None, seed=1, breakdown=F
     return report
 
 
-def _placed_paths(placed_json, netlist_json, log):
+def _placed_paths(placed_json, netlist_json, log, period_ns):
     """`hw.placed_timing.placed_paths` of the place step's netlist for the report (its
     nets named after the yosys netlist's user names); an analysis that fails does not
     lose the report of a long run: ``{"error": ...}``."""
     log("[synth] timing of the placed netlist (hw.placed_timing, seconds) ...")
     try:
-        return placed_paths(placed_json, count=PLACED_PATHS, netlist=netlist_json)
+        return placed_paths(placed_json, count=PLACED_PATHS, netlist=netlist_json, period_ns=period_ns)
     except Exception as e:                      # noqa: BLE001 -- reported, not raised
         log(f"[synth] placed timing failed: {type(e).__name__}: {e}")
         return {"error": f"{type(e).__name__}: {e}"}
@@ -730,8 +730,12 @@ def _placed_markdown(pp):
     if not pp["paths"]:
         return [f"{head} no register-to-register path.", ""]
     w = pp["paths"][0]
+    failing = ("" if "failing_endpoints" not in pp else
+               f"; {pp['failing_endpoints']} miss the requested period")
+    profile = [f"{n} at {t:g} ns" for t, n in pp.get("profile", []) if t >= pp["worst_ns"] / 2]
     out = [f"{head} worst path {pp['worst_ns']:g} ns ({pp['fmax_mhz']:g} MHz); {pp['endpoints']} end points, "
-           f"{pp['window_endpoints']} within 20 % of the worst.", "",
+           f"{pp['window_endpoints']} within 20 % of the worst{failing}.", "",
+           *([f"End points whose worst path takes at least: {', '.join(profile)}.", ""] if profile else []),
            f"Worst path, from `{w['from']}` to `{w['to']}`: {w['logic_ns']:g} ns in cells, {w['wire_ns']:g} ns in "
            "wires; its arcs through the routing:", "",
            "| net | fan-out | from tile | to tile | tiles | wire (ns) |", "| --- | ---: | --- | --- | ---: | ---: |"]

@@ -482,6 +482,9 @@ class VectorEngine(wiring.Component):
         m.d.comb += red_run_n.eq(red_run)
         m.d.sync += red_run.eq(red_run_n)
         red_runs = replicas(m, platform, red_run_n, slices(8 * R), "red_run")
+        # and one for reader 0's take (its amount feeds the reader's `has`, the head of the
+        # engine's `load`: red_run's one net spanned 80 tiles there, session 26)
+        [red_take] = replicas(m, platform, red_run_n, 1, "red_run_take")
         want1, want2 = readers[1].req_valid, readers[2].req_valid
         own2 = Signal()
         m.d.comb += own2.eq(Mux(b_hold, b_hold_own, want2 & (~want1 | b_prio)))
@@ -697,7 +700,7 @@ class VectorEngine(wiring.Component):
             red.window.eq(readers[0].window), red.has.eq(readers[0].has), red.rd_left.eq(readers[0].left),
             red.run.eq(red_run),
         ]
-        with m.If(red_run):
+        with m.If(red_take):
             m.d.comb += [readers[0].take.eq(red.take_nib), readers[0].take_rest.eq(0), readers[0].take_en.eq(red.take)]
         # the reduction's element counts as registers (PREP and the writer's start read them)
         m.d.sync += [red_n.eq(red.n_total), red_m.eq(red.n_out)]

@@ -171,7 +171,6 @@ class StreamReader(wiring.Component):
         copies = slices(8 * R)
         cslots = replicas(m, platform, cslot_n, copies, "cslot")
         nslots = replicas(m, platform, nslot_n, copies, "nslot")
-        offsets = replicas(m, platform, pos_n[:lrn], copies, "offset")
         with m.If(self.rsp_valid):
             m.d.sync += wslot.eq(ring_next(wslot))
         for k in range(S):
@@ -194,15 +193,20 @@ class StreamReader(wiring.Component):
             return Cat(read(s, j * sl, (j + 1) * sl) for j, s in enumerate(sels))
         m.d.comb += [self.rows.eq(Cat(sliced(cslots), sliced(nslots))), self.offset.eq(pos[:lrn])]
         if self.realign:
+            # (copies of the offset only for a funnel of its own: on the ECP5 copies are kept
+            # instances, which a reader without one would keep unused)
+            offsets = replicas(m, platform, pos_n[:lrn], copies, "offset")
             m.d.comb += self.window.eq(funnel(m, self.rows, offsets, 8 * R, 4, "win"))
 
-        # has = (pos + step <= the arrived end) & (pos + step <= end), step the nibbles a take
-        # consumes; both outcomes of the take computed first, `take_en` picks one late (as
-        # for pos)
+        # has = (step <= avail) & (step <= left), step the nibbles a take consumes: for
+        # `take_rest` (step = left) left <= avail, else both compares with `take`; the
+        # compares come first and `take_rest` picks late. Both outcomes of the take
+        # computed first, `take_en` picks one late (as for pos)
         step = Signal(nb + 1)
         m.d.comb += step.eq(Mux(self.take_rest, left, self.take))
         got = Mux(self.rsp_valid, RN, 0)
-        m.d.comb += [self.has.eq((step <= avail) & (step <= left)), self.left.eq(left)]
+        m.d.comb += [self.has.eq(Mux(self.take_rest, left <= avail, (self.take <= avail) & (self.take <= left))),
+                     self.left.eq(left)]
         m.d.sync += [avail.eq(Mux(self.take_en, avail + got - step, avail + got)),
                      left.eq(Mux(self.take_en, left - step, left))]
 

@@ -8,6 +8,7 @@ worked out here from the model as docs/boards.md states it, not by the code unde
 """
 
 import json
+import re
 
 import pytest
 
@@ -102,6 +103,23 @@ def test_worst_path_and_hot_net():
                               "endpoints": 3}]
 
 
+def test_delay_profile_and_failing_endpoints():
+    """The profile counts the end points at or above every 2 ns up to the worst delay;
+    with a period, the end points whose worst path is longer fail: none at the worst
+    delay itself, the three far flip-flops at 80 % of it (the window above), all 41
+    at 1 ns."""
+    r = placed_paths(netlist())
+    assert "failing_endpoints" not in r
+    worst = r["worst_ns"]
+    assert [t for t, _ in r["profile"]] == [2.0 * k for k in range(1, int(worst // 2) + 1)]
+    assert [n for _, n in r["profile"]] == sorted((n for _, n in r["profile"]), reverse=True)
+    assert r["profile"][-1][1] >= 1 and r["profile"][0][1] <= r["endpoints"]
+    for period, failing in ((worst, 0), (0.8 * worst, 3), (1.0, 41)):
+        assert placed_paths(netlist(), period_ns=period)["failing_endpoints"] == failing, period
+    for t, n in r["profile"]:                    # at least t ns: fail a period just below t
+        assert placed_paths(netlist(), period_ns=t - 1e-9)["failing_endpoints"] == n
+
+
 def test_user_names_from_the_yosys_netlist():
     """nextpnr keeps one name of a net, here the made-up `ctrl.en_TRELLIS_FF_CE`; the
     yosys netlist that was placed also calls it `ctrl.enable`, which the paths and the
@@ -125,8 +143,12 @@ def test_report_sections():
     r = analyse(head, TARGETS["ecp5-85k"], 100.0, None, "Info: Routing globals...\n", None, {}, placed=True)
     assert r["failure"] == ("stopped after 25 min (the time limit) before routing; placement estimate 30 MHz for "
                             "clock clk, 100 MHz requested")
-    r["placed_paths"] = placed_paths(netlist())
+    r["placed_paths"] = placed_paths(netlist(), period_ns=10.0)
     md = report_markdown(r)
+    fail = r["placed_paths"]["failing_endpoints"]
+    assert f"{r['placed_paths']['endpoints']} end points, 3 within 20 % of the worst; {fail} miss the requested " \
+           "period." in md
+    assert re.search(r"End points whose worst path takes at least: \d+ at \d+ ns", md)
     assert "| `ctrl.en`* | 40 | (12, 10) | (40, 30) | 48 | 3.27 |" in md
     assert "| `ctrl.en`* | 1 | 40 | 48 | 3 |" in md
     summary = format_summary(r)

@@ -4,6 +4,7 @@ values (simulation, random inputs, with the reset), and on the ECP5 yosys keeps 
 copy, mapped as it maps an ordinary register with the same reset value."""
 
 import json
+import re
 import random
 import subprocess
 
@@ -105,3 +106,16 @@ def test_ecp5_keeps_every_copy(tmp_path):
 def test_elsewhere_ordinary_registers(tmp_path):
     """Without the ECP5 the copies are ordinary registers, which yosys merges."""
     assert len(_ffs(tmp_path, "ice40")) == 3
+
+
+def test_no_unread_copies_in_a_reader_without_funnel():
+    """On the ECP5 a copy is a kept instance, so a copy that nothing reads stays in the
+    netlist: the stream reader makes its offset's copies only for a funnel of its own
+    (`realign`); readers 1 and 2 of the vector engine have none (48 flip-flops in the
+    placed `base` before session 26)."""
+    from xdsa.hw.vector_stream import StreamReader
+    for realign, copies in ((False, 0), (True, 4)):
+        text = rtlil.convert(StreamReader(32, 20, 12, realign=realign, slots=5), name="top",
+                             platform=FlowPlatform("ecp5"))
+        assert len(set(re.findall(r"cell \\TRELLIS_FF \\offset_r(\d+)_ff", text))) == copies, realign
+        assert len(set(re.findall(r"cell \\TRELLIS_FF \\cslot_r(\d+)_ff", text))) == 4
