@@ -485,6 +485,9 @@ class VectorEngine(wiring.Component):
         # and one for reader 0's take (its amount feeds the reader's `has`, the head of the
         # engine's `load`: red_run's one net spanned 80 tiles there, session 26)
         [red_take] = replicas(m, platform, red_run_n, 1, "red_run_take")
+        # and one for the writer's input control (the writer's `in_cnt` and `in_valid`, into
+        # its queue's enables: the head of the next path family in the placed `base`)
+        [red_wr] = replicas(m, platform, red_run_n, 1, "red_run_wr")
         want1, want2 = readers[1].req_valid, readers[2].req_valid
         own2 = Signal()
         m.d.comb += own2.eq(Mux(b_hold, b_hold_own, want2 & (~want1 | b_prio)))
@@ -722,8 +725,8 @@ class VectorEngine(wiring.Component):
             wrt.start.eq(start_rd), wrt.start_nib.eq(addr[D] << 1),
             wrt.start_len.eq(nibbles(Mux(props.reduction, Mux(tensor, red_m, 1), length), bd)),
             wrt.tail_en.eq(tail_en), wrt.tail_nib.eq(tail_nib),
-            wrt.in_valid.eq(Mux(red_run, red.out_valid, pipe.out_valid & run)),
-            wrt.in_cnt.eq(Mux(red_run, red.out_cnt, pipe.out_cnt)),
+            wrt.in_valid.eq(Mux(red_wr, red.out_valid, pipe.out_valid & run)),
+            wrt.in_cnt.eq(Mux(red_wr, red.out_cnt, pipe.out_cnt)),
             pipe.out_ready.eq(wrt.in_ready & run),
             red.out_ready.eq(wrt.in_ready & red_run),
             self.wr.req.valid.eq(wrt.wr_valid),
