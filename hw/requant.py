@@ -29,9 +29,9 @@ the even and of the odd digits do not overlap: concatenated, not added); then th
 product. ``mul``'s sign (-(acc + bias) * 2**33, its high half being read as
 unsigned) is folded into the rounding constant. Each tile is a plain ``*``, which
 synthesis maps onto the FPGA's multiplier blocks (on the ECP5: one MULT18X18D each,
-8 per requantiser, 2 more than two 54 x 17-bit partial products took; the 8 x 8 array's PEs take 64 and the vector engine 8 of the
-85F's 156). A radix-4 Booth tree in LUTs cost about 4,000 LUT4s per requantiser
-instead.
+8 per requantiser, 2 more than two 54 x 17-bit partial products took; the 8 x 8
+array's PEs take 64 and the vector engine 8 of the 85F's 156). A radix-4 Booth tree
+in LUTs cost about 4,000 LUT4s per requantiser instead.
 
 The inputs are registered first (stage 0). The rounding addition and the shift
 take a stage each; the last stage compares the
@@ -58,10 +58,10 @@ ACC_BITS = 53
 PARAM_BITS = 33
 OUT_BITS = 17
 _V0 = ACC_BITS + 1           # acc + bias
-_P = _V0 + PARAM_BITS        # (acc + bias) * mul
 _SH = 88                     # rounding-shift width
 _LIMIT = 86                  # shifts of _LIMIT or more give 0
-_MUL_LO = 17                 # mul splits into 17 low (unsigned) and 16 high (signed) bits
+_MUL_LO = 17                 # mul splits into 17 low and 16 high bits (both read as unsigned)
+_MUL_HI = PARAM_BITS - _MUL_LO
 _DIGIT = 17                  # acc + bias in digits of 17 bits for the multiplier blocks
 
 
@@ -163,13 +163,13 @@ class Requantiser(wiring.Component):
                               for k in (0, 1)))
         neg = pipe("s2_neg", Mux(mul1[-1], v0, 0), signed(_V0))          # mul's sign correction
         c2 = carry(2, zip([n for n, _ in ctl], c1))
-        r3 = [pipe(f"s3_row{h}", even + (odd << _DIGIT), signed(_V0 + 2 * _DIGIT + 1))
+        r3 = [pipe(f"s3_row{h}", even + (odd << _DIGIT), signed(_V0 + _MUL_LO + 1))     # (acc + bias) * half
               for h, (even, odd) in enumerate(rows)]
         sh2 = c2[2]
         half_v = Signal(signed(_SH))                                     # 2**(shift-1), 0 for shift 0
         with m.If(sh2 != 0):
             m.d.comb += half_v.eq(Const(1, _SH) << (sh2[:7] - 1)[:7])
-        half = pipe("s3_half", half_v - (neg << (_MUL_LO + 16)), signed(_SH))
+        half = pipe("s3_half", half_v - (neg << (_MUL_LO + _MUL_HI)), signed(_SH))
         c3 = carry(3, zip([n for n, _ in ctl], c2))
         p3 = pipe("s4_prod", r3[0] + (r3[1] << _MUL_LO), signed(_SH))
         half = pipe("s4_half", half)

@@ -482,12 +482,10 @@ class VectorEngine(wiring.Component):
         m.d.comb += red_run_n.eq(red_run)
         m.d.sync += red_run.eq(red_run_n)
         red_runs = replicas(m, platform, red_run_n, slices(8 * R), "red_run")
-        # and one for reader 0's take (its amount feeds the reader's `has`, the head of the
-        # engine's `load`: red_run's one net spanned 80 tiles there, session 26)
-        [red_take] = replicas(m, platform, red_run_n, 1, "red_run_take")
-        # and one for the writer's input control (the writer's `in_cnt` and `in_valid`, into
-        # its queue's enables: the head of the next path family in the placed `base`)
-        [red_wr] = replicas(m, platform, red_run_n, 1, "red_run_wr")
+        # and one each for reader 0's take (its amount feeds the reader's `has`, the head of
+        # the engine's `load`) and the writer's input control (into its queue's enables):
+        # red_run's one net spanned 80 tiles in the placed `base` (session 26)
+        red_take, red_wr = (replicas(m, platform, red_run_n, 1, nm)[0] for nm in ("red_run_take", "red_run_wr"))
         want1, want2 = readers[1].req_valid, readers[2].req_valid
         own2 = Signal()
         m.d.comb += own2.eq(Mux(b_hold, b_hold_own, want2 & (~want1 | b_prio)))
