@@ -47,7 +47,13 @@ def test_ulx3s_top_elaborates():
     clock through an EHXPLLL, the UART on the FT231X pins, LEDs."""
     board = BOARDS["ulx3s"]
     assert board.config == "base" and board.freq_mhz >= 100
-    files = plan_files("ulx3s", get_config(board.config))
+    files = plan_files("ulx3s", get_config(board.config), seed=3)
+    # `xdsa synth`'s flow for base: abc -lut 4 between synth_ecp5's halves (with abc9 it
+    # does not fit the 85F), the static placer and router2; the seed reaches nextpnr
+    ys, sh = text(files, "top.ys"), text(files, "build_top.sh")
+    assert re.search(r"synth_ecp5 -run :map_luts -top top\s+abc -lut 4\s+clean\s+"
+                     r"synth_ecp5 -top top -run map_cells:\s+write_json top.json", ys), ys
+    assert re.search(r"nextpnr-ecp5.*--placer static --router router2 --seed 3", sh, re.S), sh
     lpf = files["top.lpf"]
     for pin in ("G2", "M1", "L4", "B2", "C2", "C1", "H3"):      # clk25, uart rx/tx, leds 0-2 and 7
         assert f'SITE "{pin}"' in lpf
@@ -90,15 +96,10 @@ def test_ice40_hx8k_evn_top_elaborates():
 
 
 def test_board_builds_use_the_synth_flow():
-    """A board build runs `xdsa synth`'s flow for its configuration: base on the ULX3S
-    maps with abc -lut 4 between synth_ecp5's halves (with abc9 it does not fit the 85F)
-    and places with the static placer and routes with router2; tiny on the iCEBreaker
-    maps with abc9 and the UP5K timing model, HeAP and router1; a seed reaches nextpnr."""
-    files = plan_files("ulx3s", get_config("base"), seed=3)
-    ys, sh = text(files, "top.ys"), text(files, "build_top.sh")
-    assert re.search(r"synth_ecp5 -run :map_luts -top top\s+abc -lut 4\s+clean\s+"
-                     r"synth_ecp5 -top top -run map_cells:\s+write_json top.json", ys), ys
-    assert re.search(r"nextpnr-ecp5.*--placer static --router router2 --seed 3", sh, re.S), sh
+    """A board build runs `xdsa synth`'s flow for its configuration (base on the ULX3S:
+    `test_ulx3s_top_elaborates`): a configuration with abc9 on the ULX3S keeps
+    synth_ecp5 whole; tiny on the iCEBreaker maps with abc9 and the UP5K timing model,
+    HeAP and router1, and without a seed nextpnr chooses."""
     files = plan_files("ulx3s", SMALL)
     assert "abc -lut 4" not in text(files, "top.ys") and "-run" not in text(files, "top.ys")
     files = plan_files("icebreaker", get_config("tiny"))
