@@ -159,8 +159,8 @@ class Core(wiring.Component):
         def sync_field(name):                   # a field of the SYNC_CTRL word (golden/isa)
             f = _SYNC[name]
             return sync_ctrl[f.lo:f.hi + 1]
-        fetch_en = sync_ctrl[_SYNC["sync_en"].lo]
-        deposit_en = sync_ctrl[_SYNC["sync_en"].lo + 1]
+
+        fetch_en, deposit_en = sync_field("sync_en")[0], sync_field("sync_en")[1]
 
         # What the engines are started with, registered when the instruction is decoded:
         # the decode ROM reads the instruction at the fetcher's output, and these
