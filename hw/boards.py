@@ -25,6 +25,7 @@ from amaranth.lib.wiring import In, Out
 
 from xdsa.tools import tool_env, tool_path
 
+from . import collision
 from .config import CoreConfig
 from .core import Core
 from .uart import baud_divisor
@@ -389,13 +390,14 @@ def build_overrides(board, config, platform, seed=None):
     """The amaranth-boards build overrides that make a board build run `xdsa synth`'s
     flow for `config`: the same yosys steps for its LUT mapper (`synth.synth_steps`,
     ``config.synth_luts``) and nextpnr's placer and router from the configuration
-    (``synth_placer``, ``synth_router``); `seed`: nextpnr's placement seed (None:
+    (``synth_placer``, ``synth_router``), and the collision-free memories' read ports
+    marked (`hw.collision`); `seed`: nextpnr's placement seed (None:
     nextpnr's default)."""
     from .synth import synth_steps
     nextpnr = ["--placer", config.synth_placer, "--router", config.synth_router]
     if seed is not None:
         nextpnr += ["--seed", str(seed)]
-    overrides = {"nextpnr_opts": " ".join(nextpnr)}
+    overrides = {"nextpnr_opts": " ".join(nextpnr), "script_after_read": collision.YOSYS_COMMAND}
     opts, after = synth_steps(board.family, platform.device, config.synth_luts)
     if opts:
         overrides["synth_opts"] = opts

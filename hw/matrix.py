@@ -60,6 +60,7 @@ from amaranth.utils import exact_log2
 from xdsa.golden import isa
 from xdsa.golden.isa import DataUnit
 
+from . import collision
 from . import fields as F
 from .bus import engine_answer_states, engine_members
 from .matrix_agu import ActivationAGU, KIND_PAD, KIND_PARAM, KIND_WEIGHT, WeightLoader
@@ -108,7 +109,7 @@ class MatrixEngine(wiring.Component):
     ``config.matrix_rq_lanes``; the second costs about 3,000 LUT4 sites on ECP5 and buys
     the ResNet-20 stem about twice its rate, see docs/matrix-unit.md)."""
 
-    def __init__(self, config, *, pb=None, rq_lanes=None):
+    def __init__(self, config, *, pb=None, rq_lanes=None, checks=False):
         n = config.array_n
         if n < 1 or n & (n - 1):
             raise ValueError(f"array_n must be a power of two, not {n!r}")
@@ -119,6 +120,7 @@ class MatrixEngine(wiring.Component):
         if rq_lanes not in (1, 2):
             raise ValueError(f"rq_lanes must be 1 or 2, not {rq_lanes!r}")
         self.config, self.n, self.pb, self.rq_lanes = config, n, pb, rq_lanes
+        self.checks = checks
         self._ops = [isa.by_mnemonic(mn) for mn in OPCODES]
         self.table_bits = F.table_bits(self._ops)
         super().__init__(engine_members(config, self.table_bits, ["rd_a", "rd_b"]))
@@ -139,10 +141,15 @@ class MatrixEngine(wiring.Component):
         m.submodules.array = arr = SystolicArray(n)
         m.submodules.drain = dr = MatrixDrain(n=n, pb=pb, addr_bits=AW, rq_lanes=self.rq_lanes)
         m.submodules.writer = wrt = VectorWriter(cfg, lanes=n, addr_bits=AW)
-        m.submodules.acc = acc = Memory(shape=data.ArrayLayout(signed(ACC_BITS), n), depth=2 * pb, init=[])
+        # the drain reads a position only once its last pass has written it, and a bank only
+        # until it frees it: its port never reads the address being written (hw/collision.py)
+        acc = Memory(shape=data.ArrayLayout(signed(ACC_BITS), n), depth=2 * pb, init=[])
+        m.submodules[collision.name("acc")] = acc
         acc_w = acc.write_port()
         acc_rmw = acc.read_port(transparent_for=(acc_w,))
         acc_rd = acc.read_port()
+        if self.checks:
+            collision.check(m, acc_w, acc_rd, "matrix accumulators")
 
         # --- the command's fields ------------------------------------------------------------
         cmd = self.cmd.payload

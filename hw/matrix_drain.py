@@ -39,6 +39,7 @@ from .matrix_agu import BlockDesc, KIND_PARAM, WSide
 from .matrix_gather import gather_request
 from .matrix_writer import WriteVector
 from .reg_queue import RegQueue
+from .replicate import replicas
 from .requant import ACC_BITS, PARAM_BITS, OUT_BITS, Requantiser
 from .thermometer import thermometer
 
@@ -98,7 +99,7 @@ class MatrixDrain(wiring.Component):
         NKW = ceil_log2(n + 1)                       # kernels in a group (BlockDesc.nk)
         rqs = []
         for r in range(RQ):
-            rqs.append(Requantiser(tag_bits=ceil_log2(n) + 1 + NKW + AW))
+            rqs.append(Requantiser(tag_bits=ceil_log2(n) + 1 + NKW + AW, stage_enables=True))
             m.submodules[f"rq{r}"] = rqs[-1]
         rq_busy = Cat(*(rq.busy for rq in rqs)).any()
 
@@ -235,6 +236,9 @@ class MatrixDrain(wiring.Component):
 
         # --- Matrix_Mul: the accumulators' low 32 bits, one vector per position -------------
         # --- CONV2D: requantise RQ lanes per cycle, collect, write ------------------------------
+        # the vectors leave through a register queue: the writer's ready reaches neither the
+        # requantisers' stall nor the accumulator memory's read enable in the same cycle
+        m.submodules.wq = wq = RegQueue(WriteVector(n, AW), depth=2)
         col_vals = [Signal(signed(OUT_BITS), name=f"col_{j}") for j in range(n)]
         col_idx = Signal(AW)
         col_nk = Signal(NKW)
@@ -244,11 +248,19 @@ class MatrixDrain(wiring.Component):
         lrq = exact_log2(RQ)
         jg = Signal(range(n // RQ + 1))              # the group fed next
         lane_w = ceil_log2(n) if n > 1 else 1
-        en = ~(col_full & ~col_take)
+        # the pipelines advance unless a complete vector waits for a full queue: en is
+        # ~col_full | wq.w_ready, and each requantiser stage reads its own register copy of
+        # it (loaded with the next cycle's value), so no single net reaches the pipelines'
+        # 4,000 flip-flops (one was the hottest net of the matrix unit in the placed `base`)
+        col_full_next = Signal()
+        col_done = Signal()                          # a vector completes this cycle
+        en = Signal()
+        m.d.comb += [col_full_next.eq(col_done | (col_full & ~col_take)), en.eq(~col_full | wq.w_ready)]
+        m.d.sync += col_full.eq(col_full_next)
+        en_copies = replicas(m, platform, ~col_full_next | wq.w_ready_next, RQ * Requantiser.LATENCY,
+                             "rq_en", init=1)
         last_lane = (jg + 1) << lrq >= desc.nk
         feed = P.conv & d1_valid
-        with m.If(col_take):
-            m.d.sync += col_full.eq(0)                # (a vector completing below sets it again)
         for r, rq in enumerate(rqs):
             lane = Signal(lane_w + 1, name=f"rq{r}_lane")
             m.d.comb += lane.eq((jg << lrq) | r)
@@ -269,7 +281,8 @@ class MatrixDrain(wiring.Component):
             t_lane, t_last = tag[:lane_w], tag[lane_w]
             t_nk, t_idx = tag[lane_w + 1:lane_w + 1 + NKW], tag[lane_w + 1 + NKW:]
             m.d.comb += [
-                rq.en.eq(en), rq.i_valid.eq(feed & (lane < desc.nk)), rq.acc.eq(acc_lane),
+                rq.en.eq(Cat(en_copies[r * Requantiser.LATENCY:(r + 1) * Requantiser.LATENCY])),
+                rq.i_valid.eq(feed & (lane < desc.nk)), rq.acc.eq(acc_lane),
                 rq.bias.eq(vals["bias"]), rq.mul.eq(vals["mul"]), rq.shift.eq(vals["shift"][:8]),
                 rq.scale.eq(vals["scale"]),
                 rq.clip_min.eq(P.clip_min), rq.clip_max.eq(P.clip_max), rq.sat_lo.eq(P.sat_lo),
@@ -284,16 +297,14 @@ class MatrixDrain(wiring.Component):
                 # the lanes of a position leave the pipelines together; the last group
                 # completes the vector
                 with m.If(t_last):
-                    m.d.sync += [col_full.eq(1), col_idx.eq(t_idx), col_nk.eq(t_nk)]
+                    m.d.comb += col_done.eq(1)
+                    m.d.sync += [col_idx.eq(t_idx), col_nk.eq(t_nk)]
         with m.If(feed & en):
             with m.If(last_lane):
                 m.d.comb += d1_take.eq(1)
                 m.d.sync += jg.eq(0)
             with m.Else():
                 m.d.sync += jg.eq(jg + 1)
-        # the vectors leave through a register queue: the writer's ready reaches neither the
-        # requantisers' stall nor the accumulator memory's read enable in the same cycle
-        m.submodules.wq = wq = RegQueue(WriteVector(n, AW), depth=2)
         m.d.comb += [self.wvec.valid.eq(wq.r_valid), self.wvec.payload.eq(wq.r_data),
                      wq.r_ready.eq(self.wvec.ready)]
         w = wq.w_data

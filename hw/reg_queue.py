@@ -17,6 +17,9 @@ queue), at the cost of a multiplexer on the data.
 Latency: an entry written in cycle t can be read in cycle t + 1. Throughput: one
 entry per cycle (with one entry queued, a read and a write in the same cycle keep
 it at one).
+
+``w_ready_next`` is ``w_ready`` of the next cycle (from this cycle's push, pop and
+flush), for a caller that keeps its own registered copies of it.
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -35,6 +38,7 @@ class RegQueue(wiring.Component):
             "r_valid": Out(1), "r_ready": In(1), "r_data": Out(shape),
             "flush": In(1),
             "empty": Out(1), "count": Out(range(depth + 1)),
+            "w_ready_next": Out(1),
         })
         self._shape = shape
         self.depth = depth
@@ -53,10 +57,9 @@ class RegQueue(wiring.Component):
             push.eq(self.w_valid & self.w_ready & ~self.flush),
             pop.eq(self.r_valid & self.r_ready),
         ]
-        with m.If(self.flush):
-            m.d.sync += count.eq(0)
-        with m.Else():
-            m.d.sync += count.eq(count + push - pop)
+        count_next = Signal(range(n + 1))
+        m.d.comb += [count_next.eq(Mux(self.flush, 0, count + push - pop)), self.w_ready_next.eq(count_next != n)]
+        m.d.sync += count.eq(count_next)
         if self.ring:
             # write and read pointers: a slot is written only by a push
             wp, rp = Signal(range(n), name="wp"), Signal(range(n), name="rp")

@@ -42,7 +42,9 @@ whenever it lies inside the bounds).
 
 Latency ``LATENCY`` = 8 cycles from ``i_valid`` to ``o_valid`` while ``en`` is high;
 throughput one element per cycle. ``en`` low freezes every stage (the consumer
-is full). ``i_tag`` travels with the element to ``o_tag``; ``busy`` is high while
+is full). With ``stage_enables``, ``en`` has one bit per stage (bit k: the registers
+of stage k, the output's at 7), each meant to be a register copy of the same enable,
+so that no single net reaches the pipeline's 2,000 flip-flops (the drain's copies). ``i_tag`` travels with the element to ``o_tag``; ``busy`` is high while
 an element is in any stage (including ``o_valid``).
 """
 
@@ -92,10 +94,10 @@ class Requantiser(wiring.Component):
 
     LATENCY = 8
 
-    def __init__(self, tag_bits: int = 4):
+    def __init__(self, tag_bits: int = 4, stage_enables: bool = False):
         self.tag_bits = tag_bits
         super().__init__({
-            "en": In(1),
+            "en": In(self.LATENCY if stage_enables else 1),
             "i_valid": In(1),
             "i_tag": In(tag_bits),
             "acc": In(signed(ACC_BITS)),
@@ -117,15 +119,18 @@ class Requantiser(wiring.Component):
         m = Module()
         en = self.en
 
-        def pipe(name, value, shape=None):
+        def stage_en(stage):
+            return en[stage] if len(en) > 1 else en
+
+        def pipe(stage, name, value, shape=None):
             r = Signal(shape if shape is not None else value.shape(), name=name)
-            with m.If(en):
+            with m.If(stage_en(stage)):
                 m.d.sync += r.eq(value)
             return r
 
         # the control values and the element's tag travel alongside
         def carry(stage, sigs):
-            return [pipe(f"s{stage}_{name}", s) for name, s in sigs]
+            return [pipe(stage, f"s{stage}_{name}", s) for name, s in sigs]
 
         ctl = [("valid", self.i_valid), ("tag", self.i_tag), ("shift", self.shift),
                ("scale", self.scale), ("cmin", self.clip_min), ("cmax", self.clip_max),
@@ -133,12 +138,12 @@ class Requantiser(wiring.Component):
 
         # stage 0: the inputs, registered (the accumulator comes straight from a block RAM
         # and the drain's lane selection)
-        acc0, bias0, mul0 = pipe("s0_acc", self.acc), pipe("s0_bias", self.bias), pipe("s0_mul", self.mul)
+        acc0, bias0, mul0 = pipe(0, "s0_acc", self.acc), pipe(0, "s0_bias", self.bias), pipe(0, "s0_mul", self.mul)
         c0 = carry(0, ctl)
 
         # stage 1: acc + bias (and the multiplier operand)
-        v0 = pipe("s1_v0", acc0 + bias0, signed(_V0))
-        mul1 = pipe("s1_mul", mul0)
+        v0 = pipe(1, "s1_v0", acc0 + bias0, signed(_V0))
+        mul1 = pipe(1, "s1_mul", mul0)
         c1 = carry(1, zip([n for n, _ in ctl], c0))
 
         # stages 2-4: the product. Stage 2 registers the eight tile products of (acc + bias),
@@ -156,43 +161,43 @@ class Requantiser(wiring.Component):
         halves = (mul1[:_MUL_LO].as_unsigned(), mul1[_MUL_LO:].as_unsigned())
         rows = []
         for h, half in enumerate(halves):
-            t = [pipe(f"s2_t{h}{d}", dg * half, None if d == len(digits) - 1 else unsigned(2 * _DIGIT))
+            t = [pipe(2, f"s2_t{h}{d}", dg * half, None if d == len(digits) - 1 else unsigned(2 * _DIGIT))
                  for d, dg in enumerate(digits)]
             top = (len(t) - 1) % 2                                       # the group of the signed tile
             rows.append(tuple(Cat(*t[k::2]).as_signed() if k == top else Cat(*t[k::2]).as_unsigned()
                               for k in (0, 1)))
-        neg = pipe("s2_neg", Mux(mul1[-1], v0, 0), signed(_V0))          # mul's sign correction
+        neg = pipe(2, "s2_neg", Mux(mul1[-1], v0, 0), signed(_V0))          # mul's sign correction
         c2 = carry(2, zip([n for n, _ in ctl], c1))
-        r3 = [pipe(f"s3_row{h}", even + (odd << _DIGIT), signed(_V0 + _MUL_LO + 1))     # (acc + bias) * half
+        r3 = [pipe(3, f"s3_row{h}", even + (odd << _DIGIT), signed(_V0 + _MUL_LO + 1))     # (acc + bias) * half
               for h, (even, odd) in enumerate(rows)]
         sh2 = c2[2]
         half_v = Signal(signed(_SH))                                     # 2**(shift-1), 0 for shift 0
         with m.If(sh2 != 0):
             m.d.comb += half_v.eq(Const(1, _SH) << (sh2[:7] - 1)[:7])
-        half = pipe("s3_half", half_v - (neg << (_MUL_LO + _MUL_HI)), signed(_SH))
+        half = pipe(3, "s3_half", half_v - (neg << (_MUL_LO + _MUL_HI)), signed(_SH))
         c3 = carry(3, zip([n for n, _ in ctl], c2))
-        p3 = pipe("s4_prod", r3[0] + (r3[1] << _MUL_LO), signed(_SH))
-        half = pipe("s4_half", half)
+        p3 = pipe(4, "s4_prod", r3[0] + (r3[1] << _MUL_LO), signed(_SH))
+        half = pipe(4, "s4_half", half)
         c4 = carry(4, zip([n for n, _ in ctl], c3))
 
         # stage 5: the rounding addition; stage 6: the shift (a stage each: an 88-bit carry
         # chain and a seven-level shifter do not fit one cycle at 100 MHz together)
-        t = pipe("s5_t", p3 + half, signed(_SH))
+        t = pipe(5, "s5_t", p3 + half, signed(_SH))
         c5 = carry(5, zip([n for n, _ in ctl], c4))
         _, _, sh5, scale5, cmin5, cmax5, lo5, hi5 = c5
-        v2 = pipe("s6_v2", Mux(sh5 >= _LIMIT, 0, t >> sh5[:7]), signed(_SH))
+        v2 = pipe(6, "s6_v2", Mux(sh5 >= _LIMIT, 0, t >> sh5[:7]), signed(_SH))
         c6 = carry(6, zip([n for n, _ in ctl], c5))
         # the bounds moved to v2's side of the comparisons (v2 + scale < cmin <=> v2 < cmin -
         # scale, ...), so stage 7 compares v2 with all four at once instead of adding scale
         # first and then clipping and saturating in series
-        kmin, kmax, klo, khi = (pipe(f"s6_k{nm}", bound - scale5, signed(PARAM_BITS + 2))
+        kmin, kmax, klo, khi = (pipe(6, f"s6_k{nm}", bound - scale5, signed(PARAM_BITS + 2))
                                 for nm, bound in (("min", cmin5), ("max", cmax5), ("lo", lo5), ("hi", hi5)))
-        c_gt = pipe("s6_cmin_gt_cmax", cmin5 > cmax5)
-        lo_c = pipe("s6_lo_c", Mux(lo5 > hi5, hi5, lo5))                 # min(lo, hi)
+        c_gt = pipe(6, "s6_cmin_gt_cmax", cmin5 > cmax5)
+        lo_c = pipe(6, "s6_lo_c", Mux(lo5 > hi5, hi5, lo5))                 # min(lo, hi)
 
         def saturate(v):                                                 # min(max(v, lo), hi)
             return Mux(v > hi5, hi5, Mux(v < lo5, lo5, v))
-        sat_min, sat_max = pipe("s6_sat_min", saturate(cmin5)), pipe("s6_sat_max", saturate(cmax5))
+        sat_min, sat_max = pipe(6, "s6_sat_min", saturate(cmin5)), pipe(6, "s6_sat_max", saturate(cmax5))
 
         # stage 7: output offset, clip, saturate
         valid6, tag6, _, scale6, _, _, _, hi6 = c6
@@ -203,7 +208,7 @@ class Requantiser(wiring.Component):
         # a = max(v3, cmin); b = min(a, cmax): cmax where a > cmax, else a
         to_max = Mux(lt_min, c_gt, gt_max)
         out = Mux(to_max, sat_max, Mux(lt_min, sat_min, Mux(lt_lo, lo_c, Mux(gt_hi, hi6, v3))))
-        with m.If(en):
+        with m.If(stage_en(7)):
             m.d.sync += [self.value.eq(out), self.o_valid.eq(valid6), self.o_tag.eq(tag6)]
         m.d.comb += self.busy.eq(Cat(c[0] for c in (c0, c1, c2, c3, c4, c5, c6)).any() | self.o_valid)
         return m

@@ -39,6 +39,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from . import collision
 from .boards import BridgedCore, DEFAULT_BAUD, DEFAULT_TIME_LIMIT_MIN, power_on_reset, run_logged, yowasp_env
 from .config import CoreConfig
 from .flow_options import LUT_MAPPERS, PLACERS, ROUTERS
@@ -186,7 +187,7 @@ def _yosys_script(target, top_il, json_out, stat_out, *, keep=None, luts="abc9")
     assertion on a systolic array kept unflattened; every other module is flattened
     into its parent, as in the flat run)."""
     opts, after = synth_steps(target.family, target.device, "abc" if keep is not None else luts)
-    lines = [f"read_rtlil {top_il}"]
+    lines = [f"read_rtlil {top_il}", collision.YOSYS_COMMAND]
     if keep:
         lines.append("setattr -mod -set keep_hierarchy 1 " + " ".join(keep))
     lines += [" ".join(filter(None, (f"synth_{target.family}", opts, "-top top"))), *after,

@@ -73,7 +73,7 @@ def golden(cfg, case, capability=None):
 def run_rtl(cfg, jobs, *, stall=0.25, seed=1, vcd_name=None, max_cycles=400_000, pb=None, rq_lanes=2):
     """Run `jobs` [(case, initial memory)] back to back; returns [(fault, final memory,
     touched bytes, cycles from command to done)]."""
-    dut = MatrixEngine(cfg, pb=pb, rq_lanes=rq_lanes)
+    dut = MatrixEngine(cfg, pb=pb, rq_lanes=rq_lanes, checks=True)
     return run_commands(dut, cfg, [dut.rd_a, dut.rd_b],
                         [(case.op, case.as_bits, table_bytes(case), before, case.name) for case, before in jobs],
                         stall=stall, seed=seed, vcd_name=vcd_name, max_cycles=max_cycles)

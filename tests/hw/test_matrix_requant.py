@@ -11,6 +11,7 @@ drops at random; the outputs must come out in order, exactly.
 import random
 
 import numpy as np
+import pytest
 from amaranth.sim import Simulator
 
 from xdsa.golden.isa import DataUnit
@@ -65,9 +66,12 @@ def test_reference_agrees_with_golden():
         assert requantise(acc, bias, mul, shift, scale, cmin, cmax, lo, hi) == want
 
 
-def test_pipeline():
+@pytest.mark.parametrize("stage_enables", [False, True])
+def test_pipeline(stage_enables):
+    """1,500 random elements with random stalls; with ``stage_enables`` every stage's
+    enable bit carries the same stall (as the drain's copies do)."""
     els = elements(1500, 7)
-    dut = Requantiser(tag_bits=11)
+    dut = Requantiser(tag_bits=11, stage_enables=stage_enables)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     got = []
@@ -80,7 +84,7 @@ def test_pipeline():
             cycles += 1
             assert cycles < 4 * len(els)
             en = rng.random() < 0.8
-            ctx.set(dut.en, en)
+            ctx.set(dut.en, (1 << len(dut.en)) - 1 if en else 0)
             valid = i < len(els) and rng.random() < 0.9
             if valid:
                 acc, bias, mul, shift, scale, cmin, cmax, unit = els[i]
