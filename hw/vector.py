@@ -183,9 +183,10 @@ def _field_name(op, candidates):
 
 
 class VectorEngine(wiring.Component):
-    """The vector engine for one `CoreConfig` (see the module docstring)."""
+    """The vector engine for one `CoreConfig` (see the module docstring). ``checks``:
+    simulation-only `Assert`s on the units' invariants (the unit tests set it)."""
 
-    def __init__(self, config):
+    def __init__(self, config, *, checks=False):
         W = config.vector_bytes
         if W != config.row_bytes:
             raise ValueError(f"the vector engine needs vector_bytes equal to row_bytes ({config.row_bytes}), "
@@ -195,6 +196,7 @@ class VectorEngine(wiring.Component):
             # the iteration counter (OCC_BITS) is sized for W <= 32
             raise ValueError(f"the vector engine supports vector_bytes up to 32, not {W!r}")
         self.config = config
+        self.checks = checks
         self.W = W
         self.n = 8 * W
         self._ops = [info.opcode for info in OP_LIST]
@@ -403,7 +405,7 @@ class VectorEngine(wiring.Component):
         # --- datapath units -----------------------------------------------------------------------------------
         # sources 1 and 2 share one realignment shifter (MEDIAN, the only user of source 2,
         # captures it one cycle after sources 0 and 1: `BeatPipe.c_due`)
-        readers = [StreamReader(R, NB, abits, realign=s == 0,
+        readers = [StreamReader(R, NB, abits, realign=s == 0, checks=self.checks,
                                 slots=reader_slots(cfg) if s < 2 else source2_slots(cfg)) for s in range(3)]
         for i, r in enumerate(readers):
             m.submodules[f"rd{i}"] = r

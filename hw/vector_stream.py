@@ -44,7 +44,7 @@ destination ends in the low nibble of a byte: the caller provides that byte's ol
 high nibble (`tail_*`), which is written back unchanged with the last row.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -76,7 +76,7 @@ class StreamReader(wiring.Component):
     row indices; `realign`: build the funnel shifter and offer ``window`` (else the
     consumer realigns ``rows`` by ``offset`` with `funnel`); `slots`: rows buffered."""
 
-    def __init__(self, row_bytes, nib_bits, row_addr_bits, *, realign=True, slots=4):
+    def __init__(self, row_bytes, nib_bits, row_addr_bits, *, realign=True, slots=4, checks=False):
         if slots not in (2, 3, 4, 5):
             raise ValueError(f"a stream reader buffers 2 to 5 rows, not {slots!r}")
         self.R = row_bytes
@@ -84,6 +84,7 @@ class StreamReader(wiring.Component):
         self.ra_bits = row_addr_bits
         self.realign = realign
         self.slots = slots
+        self.checks = checks
         window = {"window": Out(8 * row_bytes)} if realign else {}
         super().__init__({
             "start": In(1),
@@ -139,16 +140,22 @@ class StreamReader(wiring.Component):
         # how many rows the requests are ahead of the consumer's row (irow - pos / 2 R), a
         # register, so the request is not computed from the position (the position's row
         # and a compare were the head of the placed core's path from a reader into the
-        # memory's address register, session 25)
-        ahead = Signal(signed(nb + 2))
+        # memory's address register, session 25). It stays within 0 .. S (a request waits
+        # while it is S - 1 or more, and the consumer never passes the rows requested), so
+        # it is four bits wide and its compare one LUT; `irow <= lrow` is a register too
+        # (`rows_more`), both outcomes of a request compared first: the two compares' carry
+        # chains headed the path from reader 0 into the memory's address (19.6 ns, session 26)
+        ahead = Signal(signed(4))
+        rows_more = Signal()                        # irow <= lrow
         m.d.comb += [
-            self.req_valid.eq(on & (irow <= lrow) & (ahead <= S - 1)),
+            self.req_valid.eq(on & rows_more & (ahead <= S - 1)),
             self.req_row.eq(irow),
         ]
         req_fire = Signal()
         m.d.comb += req_fire.eq(self.req_valid & self.req_ready)
         with m.If(req_fire):
             m.d.sync += irow.eq(irow + 1)
+        m.d.sync += rows_more.eq(Mux(req_fire, irow < lrow, irow <= lrow))
 
         npos = Signal(nb + 1)
         cross = Signal()                            # taking enters the next row (at most one row)
@@ -199,24 +206,55 @@ class StreamReader(wiring.Component):
             m.d.comb += self.window.eq(funnel(m, self.rows, offsets, 8 * R, 4, "win"))
 
         # has = (step <= avail) & (step <= left), step the nibbles a take consumes: for
-        # `take_rest` (step = left) left <= avail, else both compares with `take`; the
-        # compares come first and `take_rest` picks late. Both outcomes of the take
-        # computed first, `take_en` picks one late (as for pos)
+        # `take_rest` (step = left) left <= avail, else both compares with `take`. Both
+        # outcomes are registers (`has_rest`, `has_take`), computed from the next cycle's
+        # avail and left, so `has` is a 2:1 multiplexer of registers under `take_rest`:
+        # the compares' carry chains were the head of the placed core's worst path (a
+        # reader's `left` -> `has` -> the engine's `load` -> the readers' `take_en`, 22.5 ns,
+        # session 26). `take_en` picks between the compares of both outcomes of the take,
+        # late (as for pos); left <= avail does not change with a take (both lose the
+        # step). `has_take` is computed with this cycle's `take`, so in a cycle where `take`
+        # changes `has` is stale: the consumer must not take then (`take` changes only
+        # between runs: an instruction's beat amount at its setup, reader 0's at the switch
+        # to the reducer's element); with `checks`, `Assert`s compare `has` with the direct
+        # compares in every other cycle and refuse a take in such a cycle.
         step = Signal(nb + 1)
         m.d.comb += step.eq(Mux(self.take_rest, left, self.take))
         got = Mux(self.rsp_valid, RN, 0)
-        m.d.comb += [self.has.eq(Mux(self.take_rest, left <= avail, (self.take <= avail) & (self.take <= left))),
-                     self.left.eq(left)]
-        m.d.sync += [avail.eq(Mux(self.take_en, avail + got - step, avail + got)),
-                     left.eq(Mux(self.take_en, left - step, left))]
-
+        avail_g, avail_t = Signal.like(avail), Signal.like(avail)     # next avail: not taken / taken
+        left_t = Signal.like(left)                                      # next left if taken
+        m.d.comb += [avail_g.eq(avail + got), avail_t.eq(avail_g - step), left_t.eq(left - step)]
+        has_rest, has_take = Signal(init=1), Signal(init=1)      # left = avail = take = 0 at reset
+        off0 = Signal.like(avail)                                       # avail after `start`
+        m.d.comb += off0.eq(-self.start_nib[:lrn])
         with m.If(self.start):
-            first = self.start_nib >> lrn
+            m.d.sync += [has_rest.eq(self.start_len <= off0),
+                         has_take.eq((self.take <= off0) & (self.take <= self.start_len))]
+        with m.Else():
+            m.d.sync += [has_rest.eq(left <= avail_g),
+                         has_take.eq(Mux(self.take_en, (self.take <= avail_t) & (self.take <= left_t),
+                                         (self.take <= avail_g) & (self.take <= left)))]
+        m.d.comb += [self.has.eq(Mux(self.take_rest, has_rest, has_take)), self.left.eq(left)]
+        if self.checks:
+            direct = Mux(self.take_rest, left <= avail, (self.take <= avail) & (self.take <= left))
+            take_q = Signal.like(self.take, name="take_q")
+            m.d.sync += take_q.eq(self.take)
+            changed = self.take != take_q
+            m.d.sync += [Assert(changed | (self.has == direct), "StreamReader: `has` differs from the compares"),
+                         Assert(~(changed & self.take_en), "StreamReader: a take in the cycle `take` changes")]
+        m.d.sync += [avail.eq(Mux(self.take_en, avail_t, avail_g)),
+                     left.eq(Mux(self.take_en, left_t, left))]
+
+        if self.checks:
+            m.d.sync += Assert((ahead >= 0) & (ahead <= S), "StreamReader: requests ahead out of 0 .. slots")
+        with m.If(self.start):
+            first, last = Signal.like(irow), Signal.like(lrow)
+            m.d.comb += [first.eq(self.start_nib >> lrn), last.eq((self.start_nib + self.start_len - 1) >> lrn)]
             m.d.sync += [
                 end.eq(self.start_nib + self.start_len),
                 irow.eq(first), ahead.eq(0), avail.eq(-self.start_nib[:lrn]), left.eq(self.start_len),
                 wslot.eq(0),
-                lrow.eq((self.start_nib + self.start_len - 1) >> lrn),
+                lrow.eq(last), rows_more.eq(first <= last),
                 on.eq(self.start_len != 0),
             ]
         return m

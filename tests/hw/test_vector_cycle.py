@@ -104,7 +104,7 @@ def narrow_cases(seed):
 def lockstep(cfg, jobs, *, seed, p_ready=0.7, max_cycles=60_000):
     """Run the engine and the model side by side; returns the final memory and fault
     of every job."""
-    dut = VectorEngine(cfg)
+    dut = VectorEngine(cfg, checks=True)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     model = VectorModel(cfg)

@@ -81,7 +81,7 @@ def golden(cfg, case):
 def run_rtl(cfg, jobs, *, stall=0.3, seed=1, vcd_name=None, max_cycles=100_000, dut=None):
     """Run `jobs` [(case, initial memory)] back to back on one engine; returns
     [(fault, final memory, bytes written, cycles from command to done)]."""
-    dut = dut or VectorEngine(cfg)
+    dut = dut or VectorEngine(cfg, checks=True)
     return run_commands(dut, cfg, [dut.rd_a, dut.rd_b],
                         [(case.op.mnemonic, case.as_bits, table_bytes(case), before, case.name)
                          for case, before in jobs],
