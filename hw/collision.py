@@ -1,5 +1,6 @@
-"""Memories whose non-transparent read ports never read an address in the cycle it is
-written: read-during-write there is a don't-care, and synthesis may say so.
+"""Memories whose non-transparent read ports never use the data of a read of an address
+in the cycle it is written: read-during-write there is a don't-care, and synthesis
+may say so.
 
 An Amaranth read port that is not transparent for a write port returns the old data
 when both use one address in one cycle. The ECP5 block RAM leaves that collision
@@ -8,7 +9,9 @@ every write is delayed by a register and a bypass multiplexer follows the read d
 (on `base`'s matrix accumulators, 8 x 53 bits: 857 flip-flops and 424 LUT4s, whose
 enables made the accumulators' read enable a net of fan-out 456 in the placed core,
 docs/boards.md session 27). Amaranth's RTLIL always clears the read ports'
-``COLLISION_X_MASK``; a design that guarantees no collision names the memory with
+``COLLISION_X_MASK``; a design that never reads an address while it is written, or
+discards what such a read returns (the matrix accumulators' forwarding,
+`hw.matrix_acc`), names the memory with
 `name` and the synthesis flow runs `YOSYS_COMMAND` after reading the design, which
 sets the mask on that memory's non-transparent read ports only (a transparent port's
 bypass is the design's own semantics and stays).
@@ -29,7 +32,7 @@ YOSYS_COMMAND = (f"setparam -set COLLISION_X_MASK 1'1 */t:$memrd_v2 */r:MEMID=*{
 
 
 def name(base):
-    """The submodule name of a memory whose non-transparent reads never collide."""
+    """The submodule name of a memory whose non-transparent reads' collisions are don't-cares."""
     return base + SUFFIX
 
 

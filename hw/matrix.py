@@ -33,8 +33,9 @@ Structure (one unit per file):
   its read pointer), so its ready reaches no walker and no queue entry's enable;
 * `SystolicArray` (hw/systolic.py): PEs ``pe_<r>_<c>``, two weight banks, so the
   next tile loads while the current one computes;
-* the accumulator memory (here): two banks of ``pb`` positions x N exact
-  53-bit sums, read-modify-written one position per cycle at the array's output;
+* `Accumulators` (hw/matrix_acc.py): two banks of ``pb`` positions x N exact
+  53-bit sums, read-modify-written one position per cycle at the array's output
+  (written 2 cycles after the vector leaves the array);
 * `MatrixDrain` (hw/matrix_drain.py) with ``rq_lanes`` `Requantiser`s (hw/requant.py);
   it drains a block while its last pass still runs (the positions of the last pass
   become final in order; a counter per bank tells the drain how many are);
@@ -54,15 +55,14 @@ docs/matrix-unit.md for the measured utilisation).
 
 from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
-from amaranth.lib.memory import Memory
 from amaranth.utils import exact_log2
 
 from xdsa.golden import isa
 from xdsa.golden.isa import DataUnit
 
-from . import collision
 from . import fields as F
 from .bus import engine_answer_states, engine_members
+from .matrix_acc import Accumulators
 from .matrix_agu import ActivationAGU, KIND_PAD, KIND_PARAM, KIND_WEIGHT, WeightLoader
 from .matrix_drain import MatrixDrain
 from .matrix_gather import VectorGather
@@ -70,7 +70,7 @@ from .matrix_setup import MatrixSetup, OperandFields
 from .matrix_writer import VectorWriter
 from .reg_queue import RegQueue
 from .replicate import replicas
-from .requant import ACC_BITS, PARAM_BITS, sat_bounds
+from .requant import PARAM_BITS, sat_bounds
 from .systolic import OP_BITS, SystolicArray
 
 __all__ = ["OPCODES", "refuses", "MatrixEngine"]
@@ -142,15 +142,8 @@ class MatrixEngine(wiring.Component):
         m.submodules.array = arr = SystolicArray(n)
         m.submodules.drain = dr = MatrixDrain(n=n, pb=pb, addr_bits=AW, rq_lanes=self.rq_lanes)
         m.submodules.writer = wrt = VectorWriter(cfg, lanes=n, addr_bits=AW)
-        # the drain reads a position only once its last pass has written it, and a bank only
-        # until it frees it: its port never reads the address being written (hw/collision.py)
-        acc = Memory(shape=data.ArrayLayout(signed(ACC_BITS), n), depth=2 * pb, init=[])
-        m.submodules[collision.name("acc")] = acc
-        acc_w = acc.write_port()
-        acc_rmw = acc.read_port(transparent_for=(acc_w,))
-        acc_rd = acc.read_port()
-        if self.checks:
-            collision.check(m, acc_w, acc_rd, "matrix accumulators")
+        m.submodules.acc = accs = Accumulators(n=n, pb=pb, psum_width=arr.psum_width, tag_bits=2,
+                                               checks=self.checks)
 
         # --- the command's fields ------------------------------------------------------------
         cmd = self.cmd.payload
@@ -263,14 +256,10 @@ class MatrixEngine(wiring.Component):
             with m.Elif(sb.valid & (sb.wbank == b)):        # every PE has swapped tile b in
                 m.d.sync += swapping[b].eq(0)
 
-        # --- accumulate ------------------------------------------------------------------------
-        s_sums = Signal(data.ArrayLayout(signed(arr.psum_width), n))
-        s_sb = Signal(SB)
-        m.d.sync += [s_sums.eq(arr.sums), s_sb.eq(sb)]
-        m.d.comb += [acc_rmw.addr.eq(Cat(sb.idx, sb.abank)), acc_rmw.en.eq(1),
-                     acc_w.addr.eq(Cat(s_sb.idx, s_sb.abank)), acc_w.en.eq(s_sb.valid)]
-        for j in range(n):
-            m.d.comb += acc_w.data[j].eq(Mux(s_sb.first, 0, acc_rmw.data[j]) + s_sums[j])
+        # --- accumulate (hw/matrix_acc.py) -----------------------------------------------------
+        m.d.comb += [accs.in_valid.eq(sb.valid), accs.in_addr.eq(Cat(sb.idx, sb.abank)), accs.in_first.eq(sb.first),
+                     accs.in_sums.eq(arr.sums), accs.in_tag.eq(Cat(sb.lastpass, sb.abank))]
+        w_lastpass, w_abank = accs.w_tag[0], accs.w_tag[1]
 
         # --- accumulator banks: FREE -> COMPUTE (block starts) -> FULL (the last pass has begun to
         # write its sums) -> FREE (drained). The positions of the last pass are final in order;
@@ -284,11 +273,11 @@ class MatrixEngine(wiring.Component):
                          dr.final[b].eq(final[b])]
             with m.If(agu.acc_take[b]):
                 m.d.sync += [astate[b].eq(COMPUTE), dr.desc[b].eq(agu.desc), final[b].eq(0)]
-            with m.If(s_sb.valid & s_sb.lastpass & (s_sb.abank == b)):
+            with m.If(accs.w_valid & w_lastpass & (w_abank == b)):
                 m.d.sync += [astate[b].eq(FULL), final[b].eq(final[b] + 1)]
             with m.If(dr.free[b]):
                 m.d.sync += astate[b].eq(AFREE)
-        m.d.comb += [acc_rd.addr.eq(dr.acc_addr), acc_rd.en.eq(dr.acc_en), dr.acc_data.eq(acc_rd.data)]
+        m.d.comb += [accs.rd_addr.eq(dr.acc_addr), accs.rd_en.eq(dr.acc_en), dr.acc_data.eq(accs.rd_data)]
 
         # --- drain parameters --------------------------------------------------------------------
         P = dr.p

@@ -1,0 +1,90 @@
+"""The matrix engine's accumulator memory (hw/matrix.py): ``2 pb`` positions (two banks
+of ``pb``) of ``n`` exact ``ACC_BITS``-bit sums, read-modify-written one position per
+cycle at the array's output, and read by the drain.
+
+A vector leaving the array (``in_valid``: its position ``in_addr``, ``in_first`` for
+the first pass, which writes instead of adding, its ``n`` column sums and a ``in_tag``
+for the caller) is handled in three stages:
+
+* **R** (the input's cycle): the position's word is read;
+* **S**: the word arrives from the block RAMs; the position is compared with the two
+  writes the read could not see (Q's, written at the end of this cycle, and the one
+  written at the read's own clock edge);
+* **Q**: the word, registered beside the block RAMs, or the newer of those two writes'
+  sums when one was to the same position (a block of one or two positions, pass after
+  pass), plus the sums, is written at the end of the cycle; ``w_valid``/``w_tag`` show
+  the write (the caller counts the positions a block's last pass has finished).
+
+No adder follows a block RAM's output in its cycle, and the memory needs no
+transparent port (on the ECP5 a transparent port is a bypass in logic: with the adder
+behind it, the largest group of the placed `base`'s end points over 12 ns, session
+27). The drain's port (``rd_addr``/``rd_en``/``rd_data``, a synchronous read that
+holds its data while ``rd_en`` is low) must not read a position in the cycle it is
+written: the caller's guarantee (the drain reads a position once its last write has
+happened, `hw/collision.py`); neither port uses the data of a collision, so the
+memory is named collision-free and synthesis builds no read-during-write emulation.
+With ``checks`` an `Assert` checks the drain's guarantee.
+
+Latency: the write 2 cycles after the input (``w_valid``). Throughput: one vector
+per cycle.
+"""
+
+from amaranth.hdl import Module, Mux, Signal, signed
+from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from . import collision
+from .requant import ACC_BITS
+
+__all__ = ["Accumulators"]
+
+
+class Accumulators(wiring.Component):
+    """See the module docstring."""
+
+    def __init__(self, *, n, pb, psum_width, tag_bits=1, checks=False):
+        self.n, self.pb, self.checks = n, pb, checks
+        aw = exact_log2(pb) + 1
+        super().__init__({
+            "in_valid": In(1), "in_addr": In(aw), "in_first": In(1),
+            "in_sums": In(data.ArrayLayout(signed(psum_width), n)), "in_tag": In(tag_bits),
+            "w_valid": Out(1), "w_tag": Out(tag_bits),
+            "rd_addr": In(aw), "rd_en": In(1), "rd_data": Out(data.ArrayLayout(signed(ACC_BITS), n)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.n
+        words = data.ArrayLayout(signed(ACC_BITS), n)
+        mem = Memory(shape=words, depth=2 * self.pb, init=[])
+        m.submodules[collision.name("mem")] = mem
+        wr = mem.write_port()
+        rmw = mem.read_port()
+        rd = mem.read_port()
+        if self.checks:
+            collision.check(m, wr, rd, "matrix accumulators")
+        m.d.comb += [rd.addr.eq(self.rd_addr), rd.en.eq(self.rd_en), self.rd_data.eq(rd.data)]
+
+        # R: read the position
+        m.d.comb += [rmw.addr.eq(self.in_addr), rmw.en.eq(1)]
+        # S: the word arrives; compare with the writes it missed
+        stage = data.StructLayout({"valid": 1, "addr": len(self.in_addr), "first": 1, "tag": len(self.in_tag),
+                                   "sums": self.in_sums.shape()})
+        s, q = Signal(stage), Signal(stage)
+        m.d.sync += [s.valid.eq(self.in_valid), s.addr.eq(self.in_addr), s.first.eq(self.in_first),
+                     s.tag.eq(self.in_tag), s.sums.eq(self.in_sums), q.eq(s)]
+        q_word = Signal(words)                      # the word read, registered
+        w1_valid, w1_addr = Signal(), Signal.like(q.addr)      # the last write
+        w1_data, w2_data = Signal(words), Signal(words)        # the last two writes' sums
+        f1, f2 = Signal(), Signal()                 # Q takes the last write's / the one before
+        m.d.sync += [q_word.eq(rmw.data),
+                     f1.eq(q.valid & (q.addr == s.addr)), f2.eq(w1_valid & (w1_addr == s.addr))]
+        # Q: add and write
+        m.d.comb += [wr.addr.eq(q.addr), wr.en.eq(q.valid), self.w_valid.eq(q.valid), self.w_tag.eq(q.tag)]
+        for j in range(n):
+            word = Mux(f1, w1_data[j], Mux(f2, w2_data[j], q_word[j]))
+            m.d.comb += wr.data[j].eq(Mux(q.first, 0, word) + q.sums[j])
+        m.d.sync += [w1_valid.eq(q.valid), w1_addr.eq(q.addr), w1_data.eq(wr.data), w2_data.eq(w1_data)]
+        return m
