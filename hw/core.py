@@ -224,6 +224,8 @@ class Core(wiring.Component):
 
         is_domain = Signal()
         m.d.comb += is_domain.eq(0)
+        route_fault = Signal.like(item.fault)
+        route_end, route_unity, route_absent = Signal(), Signal(), Signal()
         domain_ports = {did: getattr(self, f"domain_{did:02x}") for did in cfg.domains}
 
         with m.FSM():
@@ -251,21 +253,27 @@ class Core(wiring.Component):
                                          rp.did_valid.eq(1), rp.unity.eq(0)]
                             m.d.sync += [index.eq(index + 1), retired.eq(retired + 1)]
                 with m.If(fetch.out.valid & ~is_domain):
+                    m.d.sync += [route_fault.eq(fi.fault), route_end.eq(fi.did == DID.END),
+                                 route_unity.eq(fi.did == DID.UNITY),
+                                 route_absent.eq((fi.did < 7) | (fi.did >= 0x80))]
                     m.next = "ROUTE"
 
             with m.State("ROUTE"):
-                did = item.did
-                with m.If(item.fault != 0):
-                    raise_fault(m, item.fault)
-                with m.Elif(did == DID.END):
+                # the item's routing, decided in NEXT from the fetcher's output (which holds
+                # until the item retires): registers, so the fetcher's fault and DID reach
+                # no retire decision (and no fetcher advance) in one cycle (21.9 ns from
+                # the fetcher's range flag through the core back into it, session 27)
+                with m.If(route_fault != 0):
+                    raise_fault(m, route_fault)
+                with m.Elif(route_end):
                     retire(m, 0, stop_reason=StopReason.END)
                     m.next = "STOP"
-                with m.Elif(did == DID.UNITY):
+                with m.Elif(route_unity):
                     # the decoder's verdict, registered: keeps the decode ROM and the
                     # reserved-bit checks off the paths through the retire logic
                     m.d.sync += dec_fault.eq(dec.fault)
                     m.next = "DECODE"
-                with m.Elif((did < 7) | (did >= 0x80)):
+                with m.Elif(route_absent):
                     # a STANDARD or CUSTOM domain without a port (ported ones never get here)
                     raise_fault(m, Fault.DOMAIN_ABSENT)
                 with m.Else():
