@@ -16,7 +16,7 @@ discards what such a read returns (the matrix accumulators' forwarding,
 sets the mask on that memory's non-transparent read ports only (a transparent port's
 bypass is the design's own semantics and stays).
 
-`check(m, write_port, read_port)` adds the guarantee as an `Assert` (pysim raises
+`check(m, write_port, read_port, what)` adds the guarantee as an `Assert` (pysim raises
 `AssertionError` on a collision); the unit tests build the engine with their checks on.
 Only memories with one write port may be named so (the mask is one bit).
 """

@@ -44,8 +44,9 @@ Latency ``LATENCY`` = 8 cycles from ``i_valid`` to ``o_valid`` while ``en`` is h
 throughput one element per cycle. ``en`` low freezes every stage (the consumer
 is full). With ``stage_enables``, ``en`` has one bit per stage (bit k: the registers
 of stage k, the output's at 7), each meant to be a register copy of the same enable,
-so that no single net reaches the pipeline's 2,000 flip-flops (the drain's copies). ``i_tag`` travels with the element to ``o_tag``; ``busy`` is high while
-an element is in any stage (including ``o_valid``).
+so that no single net reaches the pipeline's 2,000 flip-flops (the drain's copies).
+``i_tag`` travels with the element to ``o_tag``; ``busy`` is high while an element
+is in any stage (including ``o_valid``).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
