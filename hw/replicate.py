@@ -14,17 +14,22 @@ reset by the ``sync`` domain, as Amaranth's own registers map. Elsewhere (simula
 the Verilog export, the iCE40) the copies are ordinary registers, which the tools may
 merge. Either way each copy holds the same value in every cycle (the register's).
 
+`own_replicas` is the same for a register whose next value is a function of its own
+(a pointer that steps on an enable): each copy computes its next value from its own
+flip-flops, so the late enable reaches every copy in one hop, where a shared next
+value is one multiplexer (placed somewhere among the copies) and a second hop.
+
 `slices(bits)` is the number of copies the project uses for a select over ``bits``
 bits (one per 64-bit slice); `mux_sliced` is ``Mux(sel, a, b)`` with each slice
 selected by its own copy.
 
 Latency: a copy is a register (its value is ``next`` of the cycle before); no logic
-besides the flip-flops.
+besides the flip-flops (`own_replicas`: each copy's next-value logic).
 """
 
 from amaranth.hdl import Cat, ClockSignal, Const, Instance, Mux, ResetSignal, Signal, Value
 
-__all__ = ["replicas", "slices", "mux_sliced"]
+__all__ = ["replicas", "own_replicas", "slices", "mux_sliced"]
 
 SLICE_BITS = 64
 
@@ -37,21 +42,29 @@ def replicas(m, platform, next_value, copies, name, init=0):
     """``copies`` registers of ``len(next_value)`` bits, each loading ``next_value`` at every
     clock edge of the ``sync`` domain (reset to ``init``). Returns the list of their values."""
     next_value = Value.cast(next_value)
-    width = len(next_value)
+    return own_replicas(m, platform, lambda q: next_value, len(next_value), copies, name, init)
+
+
+def own_replicas(m, platform, next_of, width, copies, name, init=0):
+    """`replicas` whose copies each compute their next value from their own: copy ``q``
+    (``width`` bits) loads ``next_of(q)``. Each copy has next-value logic of its own, fed
+    back from its own flip-flops, which the placer can put beside them, so a late input
+    (an enable) reaches every copy in one hop instead of through one shared multiplexer.
+    `next_of` must give the same value for equal arguments: all copies hold the same value."""
     init = Const(init, width).value
     out = []
     for k in range(copies):
+        q = Signal(width, name=f"{name}_r{k}", init=0 if _ecp5(platform) else init)
+        nxt = Value.cast(next_of(q))
         if _ecp5(platform):
-            q = Signal(width, name=f"{name}_r{k}")
             for b in range(width):
                 m.submodules[f"{name}_r{k}_ff{b}"] = Instance(
                     "TRELLIS_FF", a_keep=1,
                     p_GSR="DISABLED", p_CEMUX="1", p_CLKMUX="CLK", p_LSRMUX="LSR",
                     p_SRMODE="LSR_OVER_CE", p_REGSET="SET" if (init >> b) & 1 else "RESET",
-                    i_CLK=ClockSignal("sync"), i_LSR=ResetSignal("sync"), i_DI=next_value[b], o_Q=q[b])
+                    i_CLK=ClockSignal("sync"), i_LSR=ResetSignal("sync"), i_DI=nxt[b], o_Q=q[b])
         else:
-            q = Signal(width, name=f"{name}_r{k}", init=init)
-            m.d.sync += q.eq(next_value)
+            m.d.sync += q.eq(nxt)
         out.append(q)
     return out
 

@@ -409,7 +409,7 @@ class VectorEngine(wiring.Component):
                                 slots=reader_slots(cfg) if s < 2 else source2_slots(cfg)) for s in range(3)]
         for i, r in enumerate(readers):
             m.submodules[f"rd{i}"] = r
-        m.submodules.wrt = wrt = StreamWriter(R, NB, abits)
+        m.submodules.wrt = wrt = StreamWriter(R, NB, abits, checks=self.checks)
         lane_widths = tuple(L for L in LANE_BITS if L >= cfg.vector_min_lane)
         m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n, lane_widths, cfg.vector_narrow_stages)
         m.submodules.red = red = Reducer(cfg, NB)

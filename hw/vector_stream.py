@@ -37,7 +37,10 @@ Row write requests wait in a queue of two registers (a ring: the head is offered
 and holds until the memory takes it). The writer accepts a beat when the queue is
 not full and the stream has not ended -- both registers: the memory's ``wr_ready``
 enables only the queue's read pointer, none of the writer's or its producer's
-registers (session 20, docs/boards.md). One beat per cycle is sustained while the
+registers (session 20, docs/boards.md). The queue's free entry loads the cycle's
+row request whether or not one is emitted (its enable is the write pointer and
+"full", registers; the emit decision moves only the pointers), and ``done`` is a
+register loaded with its next value (session 28). One beat per cycle is sustained while the
 memory takes one write per cycle (the queue then holds at most one request); when
 the memory stalls, the queue takes one more row before the writer stops. An odd int4
 destination ends in the low nibble of a byte: the caller provides that byte's old
@@ -49,7 +52,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from .replicate import mux_sliced, replicas, slices
+from .replicate import mux_sliced, own_replicas, slices
 
 __all__ = ["StreamReader", "StreamWriter", "funnel"]
 
@@ -176,8 +179,20 @@ class StreamReader(wiring.Component):
                      pos_n.eq(Mux(self.start, self.start_nib, Mux(self.take_en, npos, pos)))]
         m.d.sync += [cslot.eq(cslot_n), nslot.eq(nslot_n), pos.eq(pos_n)]
         copies = slices(8 * R)
-        cslots = replicas(m, platform, cslot_n, copies, "cslot")
-        nslots = replicas(m, platform, nslot_n, copies, "nslot")
+        # each copy of the pointer pair computes its next value from its own (`own_replicas`),
+        # so `take_en` reaches every copy in one hop: through one shared multiplexer it was
+        # two hops of 60-70 tiles (the engine's `load` -> reader 1's pointer copies, 20.1 ns
+        # in the placed `base`, session 27)
+        pw = len(cslot)
+
+        def slots_next(q):
+            c, n = q[:pw], q[pw:]
+            return Cat(Mux(self.start, 0, Mux(adv, n, c)), Mux(self.start, 1, Mux(adv, ring_next(n), n)))
+        pairs = own_replicas(m, platform, slots_next, 2 * pw, copies, "slots")
+        cslots, nslots = [q[:pw] for q in pairs], [q[pw:] for q in pairs]
+        if self.checks:
+            m.d.sync += [Assert((c == cslot) & (n == nslot), "StreamReader: a pointer copy differs")
+                         for c, n in zip(cslots, nslots)]
         with m.If(self.rsp_valid):
             m.d.sync += wslot.eq(ring_next(wslot))
         for k in range(S):
@@ -202,7 +217,11 @@ class StreamReader(wiring.Component):
         if self.realign:
             # (copies of the offset only for a funnel of its own: on the ECP5 copies are kept
             # instances, which a reader without one would keep unused)
-            offsets = replicas(m, platform, pos_n[:lrn], copies, "offset")
+            offsets = own_replicas(m, platform, lambda q: Mux(self.start, self.start_nib[:lrn],
+                                                              Mux(self.take_en, npos[:lrn], q)),
+                                   lrn, copies, "offset")
+            if self.checks:
+                m.d.sync += [Assert(o == pos[:lrn], "StreamReader: an offset copy differs") for o in offsets]
             m.d.comb += self.window.eq(funnel(m, self.rows, offsets, 8 * R, 4, "win"))
 
         # has = (step <= avail) & (step <= left), step the nibbles a take consumes: for
@@ -263,10 +282,11 @@ class StreamReader(wiring.Component):
 class StreamWriter(wiring.Component):
     """The destination row writer (see the module docstring)."""
 
-    def __init__(self, row_bytes, nib_bits, row_addr_bits):
+    def __init__(self, row_bytes, nib_bits, row_addr_bits, *, checks=False):
         self.R = row_bytes
         self.nib_bits = nib_bits
         self.ra_bits = row_addr_bits
+        self.checks = checks
         R = row_bytes
         super().__init__({
             "start": In(1),
@@ -310,16 +330,16 @@ class StreamWriter(wiring.Component):
         q_n = Signal(range(3), name="q_n")          # requests queued
         q_any = Signal(name="q_any")                # q_n != 0
         q_full = Signal(name="q_full")              # q_n == 2
+        accm_zero = Signal(name="accm_zero", init=1)    # accm == 0, as a register
+        done = Signal(name="w_done")                # the `done` output, as a register
         m.d.comb += [self.wr_valid.eq(q_any), self.wr_row.eq(Mux(rp, q_row[1], q_row[0])),
                      self.wr_data.eq(Mux(rp, q_data[1], q_data[0])), self.wr_be.eq(Mux(rp, q_be[1], q_be[0]))]
 
         can = ~q_full
         pop = q_any & self.wr_ready
         push = Signal()                             # a row request is emitted in this cycle
-        m.d.comb += [
-            self.in_ready.eq(can & ~at_end),
-            self.done.eq(at_end & (accm == 0) & ~q_any),
-        ]
+        take = self.in_valid & self.in_ready
+        m.d.comb += [self.in_ready.eq(can & ~at_end), self.done.eq(done)]
         q_next = q_n + push - pop
         m.d.sync += [q_n.eq(q_next), q_any.eq(q_next != 0), q_full.eq(q_next == 2)]
         with m.If(pop):
@@ -337,12 +357,19 @@ class StreamWriter(wiring.Component):
         # the accumulator's row, which is then written: the accumulator is one row)
         # (its amount, RN - off, in one register per 64-bit slice: `hw.replicate`)
         rot = Signal(8 * R)
-        take = self.in_valid & self.in_ready
         pos_n = Signal.like(pos)                    # (pos's next value)
         m.d.comb += pos_n.eq(Mux(self.start, self.start_nib, Mux(take, pos + self.in_cnt, pos)))
         m.d.sync += pos.eq(pos_n)
-        amounts = replicas(m, platform, (RN - pos_n[:lrn])[:lrn], slices(8 * R), "wrot_amount")
+        # (each copy steps its own amount, RN - pos: a take subtracts the beat's count, so
+        # `take` reaches every copy in one hop; `hw.replicate.own_replicas`)
+        amounts = own_replicas(m, platform,
+                               lambda q: Mux(self.start, RN - self.start_nib[:lrn],
+                                             Mux(take, q - self.in_cnt, q))[:lrn],
+                               lrn, slices(8 * R), "wrot_amount")
         m.d.comb += rot.eq(funnel(m, Cat(self.in_data, self.in_data), amounts, 8 * R, 4, "wrot"))
+        if self.checks:
+            m.d.sync += [Assert(a == (RN - pos[:lrn])[:lrn], "StreamWriter: a rotation amount differs")
+                         for a in amounts]
         bmask = Signal(4 * R)
         m.d.comb += bmask.eq(cnt_mask << off)
         m.d.comb += [
@@ -351,35 +378,53 @@ class StreamWriter(wiring.Component):
                      | (Cat(rot, rot) & Cat(*(bmask[i].replicate(4) for i in range(2 * RN))))),
         ]
 
-        def emit(data, mask, row):
-            """Load the write request with one row of `data` (nibble mask `mask`)."""
-            be = Cat(*(mask[2 * i] | mask[2 * i + 1] for i in range(R)))
-            tail = tail_en & (row == tail_row)
-            tail_mask = Signal(RN, name="tail_mask")
-            m.d.comb += tail_mask.eq(Mux(tail, Const(1, RN) << tail_off, 0))
-            tail_data = Cat(*(tail_mask[i].replicate(4) & tail_nib for i in range(RN)))
-            m.d.comb += push.eq(1)
-            for i in range(2):
-                with m.If(wp == i):
-                    m.d.sync += [q_row[i].eq(row), q_data[i].eq(data | tail_data), q_be[i].eq(be)]
+        # The queue's free entry (`wp`; with q_n == 2 it holds the oldest request) loads the
+        # row request of this cycle whether or not one is emitted: its load enable is two
+        # registers, not the beat's count compares (session 28: that enable of 300 flip-flops
+        # ended the worst path of the placed `base`). A request comes from a beat while the
+        # stream has not ended and from the accumulator once it has (no beat is taken then),
+        # so `at_end` picks its content.
+        be_of = lambda mask: Cat(*(mask[2 * i] | mask[2 * i + 1] for i in range(R)))
+        tail = tail_en & (arow == tail_row)
+        tail_mask = Signal(RN, name="tail_mask")
+        m.d.comb += tail_mask.eq(Mux(tail, Const(1, RN) << tail_off, 0))
+        tail_data = Cat(*(tail_mask[i].replicate(4) & tail_nib for i in range(RN)))
+        req_data = Mux(at_end, acc, ndata[:8 * R]) | tail_data
+        req_be = be_of(Mux(at_end, accm, nmask[:RN]))
+        for i in range(2):
+            with m.If((wp == i) & ~q_full):
+                m.d.sync += [q_row[i].eq(arow), q_data[i].eq(req_data), q_be[i].eq(req_be)]
 
+        # `accm_zero` and `done` follow accm, at_end and the queue: the engine's control
+        # (which ends a reduction's stream on `done`) reads registers, not a 64-bit compare
+        fill = off + self.in_cnt                    # where the beat ends, from the row's start
+        at_end_n, accm_zero_n = Signal(), Signal()
+        m.d.comb += [at_end_n.eq(at_end), accm_zero_n.eq(accm_zero)]
         with m.If(self.start):
             m.d.sync += [
-                left.eq(self.start_len), at_end.eq(self.start_len == 0),
+                left.eq(self.start_len),
                 arow.eq(self.start_nib >> lrn), acc.eq(0), accm.eq(0),
                 tail_row.eq((self.start_nib + self.start_len) >> lrn),
                 tail_off.eq((self.start_nib + self.start_len)[:lrn]),
             ]
-        with m.Elif(self.in_valid & self.in_ready):
-            m.d.sync += [left.eq(left - self.in_cnt), at_end.eq(left == self.in_cnt)]
+            m.d.comb += [at_end_n.eq(self.start_len == 0), accm_zero_n.eq(1)]
+        with m.Elif(take):
+            m.d.sync += left.eq(left - self.in_cnt)
+            m.d.comb += at_end_n.eq(left == self.in_cnt)
             # the beat completes the accumulator's row or ends the stream (a compare of the
             # registered count, not of an added position)
-            with m.If((off + self.in_cnt >= RN) | (left == self.in_cnt)):
-                emit(ndata[:8 * R], nmask[:RN], arow)
+            with m.If((fill >= RN) | (left == self.in_cnt)):
+                m.d.comb += [push.eq(1), accm_zero_n.eq(fill <= RN)]
                 m.d.sync += [acc.eq(ndata[8 * R:]), accm.eq(nmask[RN:]), arow.eq(arow + 1)]
             with m.Else():
+                m.d.comb += accm_zero_n.eq(accm_zero & (self.in_cnt == 0))
                 m.d.sync += [acc.eq(ndata[:8 * R]), accm.eq(nmask[:RN])]
-        with m.Elif(at_end & (accm != 0) & can):
-            emit(acc[:8 * R], accm[:RN], arow)
+        with m.Elif(at_end & ~accm_zero & can):
+            m.d.comb += [push.eq(1), accm_zero_n.eq(1)]
             m.d.sync += [acc.eq(0), accm.eq(0), arow.eq(arow + 1)]
+        m.d.sync += [at_end.eq(at_end_n), accm_zero.eq(accm_zero_n),
+                     done.eq(at_end_n & accm_zero_n & (q_next == 0))]
+        if self.checks:
+            m.d.sync += [Assert(accm_zero == (accm == 0), "StreamWriter: accm_zero differs from accm == 0"),
+                         Assert(done == (at_end & (accm == 0) & ~q_any), "StreamWriter: done differs")]
         return m

@@ -1,7 +1,9 @@
 # amaranth: UnusedElaboratable=no
 """`hw.replicate.replicas`: every copy equals an ordinary register loading the same
 values (simulation, random inputs, with the reset), and on the ECP5 yosys keeps every
-copy, mapped as it maps an ordinary register with the same reset value."""
+copy, mapped as it maps an ordinary register with the same reset value.
+`own_replicas`: copies that compute their next values from their own equal the
+register too, and on the ECP5 each copy's input is logic of its own."""
 
 import json
 import re
@@ -9,12 +11,12 @@ import random
 import subprocess
 
 from amaranth.back import rtlil
-from amaranth.hdl import ClockDomain, Module, Signal
+from amaranth.hdl import ClockDomain, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from xdsa.hw.replicate import replicas
+from xdsa.hw.replicate import own_replicas, replicas
 from xdsa.hw.synth import FlowPlatform, yowasp_env
 
 INIT = 0b101
@@ -108,6 +110,75 @@ def test_elsewhere_ordinary_registers(tmp_path):
     assert len(_ffs(tmp_path, "ice40")) == 3
 
 
+class _OwnTop(wiring.Component):
+    """A 3-bit counter with load and enable (initial value INIT), and three copies that
+    count from their own values (`own_replicas`)."""
+    d: In(3)
+    load: In(1)
+    en: In(1)
+    copies: Out(9)
+    ref: Out(3)
+
+    def elaborate(self, platform):
+        m = Module()
+
+        def next_of(q):
+            return Mux(self.load, self.d, Mux(self.en, q + 1, q))
+        ref = Signal(3, init=INIT)
+        m.d.sync += ref.eq(next_of(ref))
+        qs = own_replicas(m, platform, next_of, 3, 3, "c", init=INIT)
+        for k, q in enumerate(qs):
+            m.d.comb += self.copies[3 * k:3 * k + 3].eq(q)
+        m.d.comb += self.ref.eq(ref)
+        return m
+
+
+def test_own_copies_follow_the_register():
+    top = _OwnTop()
+    m = Module()
+    m.domains.sync = cd = ClockDomain()
+    m.submodules.top = top
+    rng = random.Random(7)
+    seen = set()
+
+    async def bench(ctx):
+        for cycle in range(300):
+            ctx.set(top.d, rng.randrange(8))
+            ctx.set(top.load, rng.random() < 0.1)
+            ctx.set(top.en, rng.random() < 0.6)
+            ctx.set(cd.rst, cycle == 150)
+            await ctx.tick()
+            ref = ctx.get(top.ref)
+            seen.add(ref)
+            copies = ctx.get(top.copies)
+            assert [(copies >> (3 * k)) & 7 for k in range(3)] == [ref] * 3, f"cycle {cycle}"
+            if cycle == 150:
+                assert ref == INIT
+
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == set(range(8))
+
+
+def test_ecp5_gives_each_own_copy_its_logic(tmp_path):
+    """Every copy is kept, and the copies' flip-flops of one bit have three different
+    inputs: each copy's next value is computed from its own flip-flops."""
+    (tmp_path / "t.il").write_text(rtlil.convert(_OwnTop(), name="top", platform=FlowPlatform("ecp5")))
+    env = yowasp_env(("YOSYS",))
+    subprocess.run([env["YOSYS"], "-q", "-p", "read_rtlil t.il; synth_ecp5 -top top; write_json t.json"],
+                   cwd=tmp_path, env=env, check=True)
+    cells = json.loads((tmp_path / "t.json").read_text())["modules"]["top"]["cells"]
+    copies = {}
+    for name, c in cells.items():
+        hit = re.match(r"c_r(\d+)_ff(\d+)", name)
+        if hit and c["type"] == "TRELLIS_FF":
+            copies.setdefault(int(hit[2]), set()).add(c["connections"]["DI"][0])
+    assert sorted(copies) == [0, 1, 2]
+    assert all(len(inputs) == 3 for inputs in copies.values()), copies
+
+
 def test_no_unread_copies_in_a_reader_without_funnel():
     """On the ECP5 a copy is a kept instance, so a copy that nothing reads stays in the
     netlist: the stream reader makes its offset's copies only for a funnel of its own
@@ -118,4 +189,4 @@ def test_no_unread_copies_in_a_reader_without_funnel():
         text = rtlil.convert(StreamReader(32, 20, 12, realign=realign, slots=5), name="top",
                              platform=FlowPlatform("ecp5"))
         assert len(set(re.findall(r"cell \\TRELLIS_FF \\offset_r(\d+)_ff", text))) == copies, realign
-        assert len(set(re.findall(r"cell \\TRELLIS_FF \\cslot_r(\d+)_ff", text))) == 4
+        assert len(set(re.findall(r"cell \\TRELLIS_FF \\slots_r(\d+)_ff", text))) == 4
