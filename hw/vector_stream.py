@@ -161,11 +161,23 @@ class StreamReader(wiring.Component):
         m.d.sync += rows_more.eq(Mux(req_fire, irow < lrow, irow <= lrow))
 
         npos = Signal(nb + 1)
-        cross = Signal()                            # taking enters the next row (at most one row)
-        with m.If(self.take_rest):                  # no subtraction of the position from the end
-            m.d.comb += [npos.eq(end), cross.eq(end[lrn:] != pos[lrn:])]
+        m.d.comb += npos.eq(Mux(self.take_rest, end, pos + self.take))    # (no subtraction from the end)
+        # whether taking enters the next row (at most one row), for both kinds of take, as
+        # registers loaded with the next position's compares (`take_en` picks late), so the
+        # consumer's `take_en` is the last input of every next value it reaches (it went
+        # through the compares' LUTs and one more hop, session 27); like `has_take`,
+        # `cross_take` uses the present `take`, which changes only between runs
+        def cross_take_at(p):
+            return (p[:lrn] + self.take[:lrn + 1])[lrn]
+        cross_take, cross_rest = Signal(name="cross_take"), Signal(name="cross_rest")
+        with m.If(self.start):
+            m.d.sync += [cross_take.eq(cross_take_at(self.start_nib)),
+                         cross_rest.eq((self.start_nib + self.start_len)[lrn:] != self.start_nib[lrn:])]
         with m.Else():
-            m.d.comb += [npos.eq(pos + self.take), cross.eq((pos[:lrn] + self.take[:lrn + 1])[lrn])]
+            m.d.sync += [cross_take.eq(Mux(self.take_en, cross_take_at(npos), cross_take_at(pos))),
+                         cross_rest.eq(Mux(self.take_en, end[lrn:] != npos[lrn:], end[lrn:] != pos[lrn:]))]
+        cross = Signal()
+        m.d.comb += cross.eq(Mux(self.take_rest, cross_rest, cross_take))
         adv = Signal()                              # the consumer enters the next row
         m.d.comb += adv.eq(~self.start & self.take_en & cross)
         m.d.sync += ahead.eq(Mux(adv, ahead + req_fire - 1, ahead + req_fire))   # (adv late)
@@ -259,7 +271,9 @@ class StreamReader(wiring.Component):
             take_q = Signal.like(self.take, name="take_q")
             m.d.sync += take_q.eq(self.take)
             changed = self.take != take_q
-            m.d.sync += [Assert(changed | (self.has == direct), "StreamReader: `has` differs from the compares"),
+            cross_direct = Mux(self.take_rest, end[lrn:] != pos[lrn:], cross_take_at(pos))
+            m.d.sync += [Assert(changed | (cross == cross_direct), "StreamReader: `cross` differs from the compares"),
+                         Assert(changed | (self.has == direct), "StreamReader: `has` differs from the compares"),
                          Assert(~(changed & self.take_en), "StreamReader: a take in the cycle `take` changes")]
         m.d.sync += [avail.eq(Mux(self.take_en, avail_t, avail_g)),
                      left.eq(Mux(self.take_en, left_t, left))]
