@@ -181,28 +181,27 @@ class StreamReader(wiring.Component):
         adv = Signal()                              # the consumer enters the next row
         m.d.comb += adv.eq(~self.start & self.take_en & cross)
         m.d.sync += ahead.eq(Mux(adv, ahead + req_fire - 1, ahead + req_fire))   # (adv late)
-        # the read pointers and the position as next values, and copies of the pointers and
-        # the offset, one per 64-bit slice of the rows (the pointers select in 2 x 8 R
-        # multiplexers, the offset in the funnel's every stage: the placed engine's hot nets,
-        # fan-out 300 to 650, session 23)
-        cslot_n, nslot_n, pos_n = Signal.like(cslot), Signal.like(nslot), Signal.like(pos)
-        m.d.comb += [cslot_n.eq(Mux(self.start, 0, Mux(adv, nslot, cslot))),
-                     nslot_n.eq(Mux(self.start, 1, Mux(adv, ring_next(nslot), nslot))),
-                     pos_n.eq(Mux(self.start, self.start_nib, Mux(self.take_en, npos, pos)))]
-        m.d.sync += [cslot.eq(cslot_n), nslot.eq(nslot_n), pos.eq(pos_n)]
-        copies = slices(8 * R)
-        # each copy of the pointer pair computes its next value from its own (`own_replicas`),
-        # so `take_en` reaches every copy in one hop: through one shared multiplexer it was
-        # two hops of 60-70 tiles (the engine's `load` -> reader 1's pointer copies, 20.1 ns
-        # in the placed `base`, session 27)
+        # the position as a next value, and copies of the read pointers and the offset, one
+        # per 64-bit slice of the rows (the pointers select in 2 x 8 R multiplexers, the
+        # offset in the funnel's every stage: the placed engine's hot nets, fan-out 300 to
+        # 650, session 23). Each copy computes its next value from its own
+        # (`own_replicas`), so `take_en` reaches every copy in one hop: through one shared
+        # next value it was two hops of 60-70 tiles (the engine's `load` -> reader 1's
+        # pointer copies, 20.1 ns in the placed `base`, session 27). The pointers are used
+        # only as copies (`cslot`/`nslot`, the pair as one register, are the checks' reference).
+        pos_n = Signal.like(pos)
+        m.d.comb += pos_n.eq(Mux(self.start, self.start_nib, Mux(self.take_en, npos, pos)))
+        m.d.sync += pos.eq(pos_n)
         pw = len(cslot)
 
-        def slots_next(q):
+        def slots_next(q):                          # (cslot, nslot) after this cycle
             c, n = q[:pw], q[pw:]
             return Cat(Mux(self.start, 0, Mux(adv, n, c)), Mux(self.start, 1, Mux(adv, ring_next(n), n)))
+        copies = slices(8 * R)
         pairs = own_replicas(m, platform, slots_next, 2 * pw, copies, "slots")
         cslots, nslots = [q[:pw] for q in pairs], [q[pw:] for q in pairs]
         if self.checks:
+            m.d.sync += Cat(cslot, nslot).eq(slots_next(Cat(cslot, nslot)))
             m.d.sync += [Assert((c == cslot) & (n == nslot), "StreamReader: a pointer copy differs")
                          for c, n in zip(cslots, nslots)]
         with m.If(self.rsp_valid):
@@ -398,13 +397,13 @@ class StreamWriter(wiring.Component):
         # ended the worst path of the placed `base`). A request comes from a beat while the
         # stream has not ended and from the accumulator once it has (no beat is taken then),
         # so `at_end` picks its content.
-        be_of = lambda mask: Cat(*(mask[2 * i] | mask[2 * i + 1] for i in range(R)))
         tail = tail_en & (arow == tail_row)
         tail_mask = Signal(RN, name="tail_mask")
         m.d.comb += tail_mask.eq(Mux(tail, Const(1, RN) << tail_off, 0))
         tail_data = Cat(*(tail_mask[i].replicate(4) & tail_nib for i in range(RN)))
         req_data = Mux(at_end, acc, ndata[:8 * R]) | tail_data
-        req_be = be_of(Mux(at_end, accm, nmask[:RN]))
+        req_mask = Mux(at_end, accm, nmask[:RN])
+        req_be = Cat(*(req_mask[2 * i] | req_mask[2 * i + 1] for i in range(R)))
         for i in range(2):
             with m.If((wp == i) & ~q_full):
                 m.d.sync += [q_row[i].eq(arow), q_data[i].eq(req_data), q_be[i].eq(req_be)]
