@@ -82,13 +82,17 @@ def test_reset_returns_copies_to_init():
     sim.run()
 
 
-def _ffs(tmp_path, family):
-    (tmp_path / "t.il").write_text(rtlil.convert(_Top(), name="top", platform=FlowPlatform(family)))
+def _cells(tmp_path, family, top):
+    """The cells of `top` (a component) after yosys's `synth_ecp5`, by name."""
+    (tmp_path / "t.il").write_text(rtlil.convert(top, name="top", platform=FlowPlatform(family)))
     env = yowasp_env(("YOSYS",))
     subprocess.run([env["YOSYS"], "-q", "-p", "read_rtlil t.il; synth_ecp5 -top top; write_json t.json"],
                    cwd=tmp_path, env=env, check=True)
-    cells = json.loads((tmp_path / "t.json").read_text())["modules"]["top"]["cells"].values()
-    return [c for c in cells if c["type"] == "TRELLIS_FF"]
+    return json.loads((tmp_path / "t.json").read_text())["modules"]["top"]["cells"]
+
+
+def _ffs(tmp_path, family):
+    return [c for c in _cells(tmp_path, family, _Top()).values() if c["type"] == "TRELLIS_FF"]
 
 
 def test_ecp5_keeps_every_copy(tmp_path):
@@ -165,11 +169,7 @@ def test_own_copies_follow_the_register():
 def test_ecp5_gives_each_own_copy_its_logic(tmp_path):
     """Every copy is kept, and the copies' flip-flops of one bit have three different
     inputs: each copy's next value is computed from its own flip-flops."""
-    (tmp_path / "t.il").write_text(rtlil.convert(_OwnTop(), name="top", platform=FlowPlatform("ecp5")))
-    env = yowasp_env(("YOSYS",))
-    subprocess.run([env["YOSYS"], "-q", "-p", "read_rtlil t.il; synth_ecp5 -top top; write_json t.json"],
-                   cwd=tmp_path, env=env, check=True)
-    cells = json.loads((tmp_path / "t.json").read_text())["modules"]["top"]["cells"]
+    cells = _cells(tmp_path, "ecp5", _OwnTop())
     copies = {}
     for name, c in cells.items():
         hit = re.match(r"c_r(\d+)_ff(\d+)", name)
