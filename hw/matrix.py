@@ -136,9 +136,9 @@ class MatrixEngine(wiring.Component):
         m.submodules.agu = agu = ActivationAGU(n=n, pb=pb, addr_bits=AW)
         m.submodules.wload = wl = WeightLoader(n=n, pb=pb, addr_bits=AW)
         m.submodules.gather_a = ga = VectorGather(cfg, lanes=n, max_bytes=2, value_bits=OP_BITS,
-                                                  side=agu.side_layout)
+                                                  side=agu.side_layout, checks=self.checks)
         m.submodules.gather_b = gb = VectorGather(cfg, lanes=n, max_bytes=4, value_bits=PARAM_BITS,
-                                                  side=wl.side_layout)
+                                                  side=wl.side_layout, checks=self.checks)
         m.submodules.array = arr = SystolicArray(n)
         m.submodules.drain = dr = MatrixDrain(n=n, pb=pb, addr_bits=AW, rq_lanes=self.rq_lanes)
         m.submodules.writer = wrt = VectorWriter(cfg, lanes=n, addr_bits=AW)

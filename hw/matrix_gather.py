@@ -50,7 +50,7 @@ the request to ``out_side``.
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -76,9 +76,10 @@ def gather_request(lanes, addr_bits, side):
 
 
 class VectorGather(wiring.Component):
-    """See the module docstring. ``config`` gives the row width and memory size."""
+    """See the module docstring. ``config`` gives the row width and memory size; ``checks``:
+    a simulation-only `Assert` that the registered row-cache hits equal the tag compares."""
 
-    def __init__(self, config, *, lanes, max_bytes, value_bits, side):
+    def __init__(self, config, *, lanes, max_bytes, value_bits, side, checks=False):
         if max_bytes not in (1, 2, 4):
             raise ValueError(f"max_bytes must be 1, 2 or 4, not {max_bytes!r}")
         if value_bits < 8 * max_bytes + 1:
@@ -86,6 +87,7 @@ class VectorGather(wiring.Component):
                              f"{8 * max_bytes}-bit element")
         self.config, self.lanes, self.max_bytes, self.value_bits = config, lanes, max_bytes, value_bits
         self.side_layout = side
+        self.checks = checks
         self.addr_bits = max(ceil_log2(config.mem_bytes), exact_log2(config.row_bytes) + 1)
         super().__init__({
             "flush": In(1),
@@ -123,13 +125,16 @@ class VectorGather(wiring.Component):
         cache = [Signal(8 * R, name=f"cache_{i}") for i in range(n)]
 
         row = [a[lR:] for a in addr]
+        # hit[i] (tvalid[i] and tag[i] == row[i]) is a register loaded with its next value
+        # (below): the tag compare was the head of a 20.0 ns path, the hits -> the beat's end
+        # -> the issue stage's registers, in the placed `base` (session 28)
         hit = Signal(n)
         need = Signal(n)
         for i in range(n):
-            m.d.comb += [
-                hit[i].eq(tvalid[i] & (tag[i] == row[i])),
-                need[i].eq(v0 & active0[i] & ~done0[i] & ~hit[i]),
-            ]
+            m.d.comb += need[i].eq(v0 & active0[i] & ~done0[i] & ~hit[i])
+        if self.checks:
+            m.d.sync += Assert(hit == Cat(tvalid[i] & (tag[i] == row[i]) for i in range(n)),
+                               "VectorGather: a registered hit differs from its tag compare")
         X = Signal(RW)                               # the row read this cycle
         for i in reversed(range(n)):
             with m.If(need[i]):
@@ -209,9 +214,16 @@ class VectorGather(wiring.Component):
         offs = _lane_offsets(m, req.stride, n, AW)
         for i in range(n):
             new = Mux(req.seg2[i], req.base2, req.base) + offs[i]
-            at_end = Mux(last_byte, Mux(self.req.valid, new, addr[i]), addr[i] + 1)
-            idle = Mux(~v0 & self.req.valid, new, addr[i])
+            at_end, idle = Signal(AW, name=f"addr_at_end_{i}"), Signal(AW, name=f"addr_idle_{i}")
+            m.d.comb += [at_end.eq(Mux(last_byte, Mux(self.req.valid, new, addr[i]), addr[i] + 1)),
+                         idle.eq(Mux(~v0 & self.req.valid, new, addr[i]))]
             m.d.sync += addr[i].eq(Mux(beat_end, at_end, idle))
+            # the next hit: the next row compared with the next tag (the lane's own row when
+            # this cycle's read serves it), all four compares beside the late choices
+            served = issue & match[i]
+            same_row = Mux(beat_end, row[i] == at_end[lR:], row[i] == idle[lR:])
+            same_tag = Mux(beat_end, tag[i] == at_end[lR:], tag[i] == idle[lR:])
+            m.d.sync += hit[i].eq(~self.flush & Mux(served, same_row, tvalid[i] & same_tag))
         with m.If(self.flush):
             m.d.sync += tvalid.eq(0)
 

@@ -18,9 +18,10 @@ vector is taken in the cycle the last write of the current one transfers.
 Latency: the first write is offered the cycle after the vector is taken.
 
 The shape of the piece being written (elements, bytes, whether it crosses a row,
-whether it is the vector's last) is kept in registers computed one piece ahead, so
-the write's byte enables and the ``ready`` that takes the next vector are a few
-gates from registers (the drain's queue pops on that ``ready``).
+whether it is the vector's last) and its data, rotated to the row offset, are kept in
+registers computed one piece ahead, so the write's data is a register and its byte
+enables and the ``ready`` that takes the next vector are a few gates from registers
+(the drain's queue pops on that ``ready``).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -89,12 +90,13 @@ class VectorWriter(wiring.Component):
         j_next = Signal.like(j)
         addr_next = Signal(AW)
         m.d.comb += [j_next.eq(j + k), addr_next.eq(addr + Mux(contig, length, v.stride))]
-        s_j = Mux(from_input, 0, j_next)
+        s_j = Signal.like(j)
         s_off = Signal(lR)
         s_count = Signal.like(v.count)
         s_lsz = Signal.like(v.lsz)
         s_contig = Signal()
-        m.d.comb += [s_off.eq(Mux(from_input, nv.base[:lR], addr_next[:lR])),
+        m.d.comb += [s_j.eq(Mux(from_input, 0, j_next)),
+                     s_off.eq(Mux(from_input, nv.base[:lR], addr_next[:lR])),
                      s_count.eq(Mux(from_input, nv.count, v.count)),
                      s_lsz.eq(Mux(from_input, nv.lsz, v.lsz)),
                      s_contig.eq(Mux(from_input, nv_contig, contig))]
@@ -108,12 +110,18 @@ class VectorWriter(wiring.Component):
         next_shape = [k.eq(k_new), length.eq(len_new), crosses.eq((s_off + len_new) > R),
                       last.eq(rem <= k_new)]
 
-        # the piece's bytes: a whole row's worth of the packed vector (contiguous; pieces
-        # start at multiples of a row's worth of elements, so this is a word select), or element j
+        # the piece's bytes, rotated to its row offset, as a register loaded with the shape
+        # registers (from the next piece's data, element and offset): the element select and
+        # the rotation were the head of a 20.95 ns path into the memory's write data in the
+        # placed `base` (session 28). A whole row's worth of the packed vector (contiguous;
+        # pieces start at multiples of a row's worth of elements, so this is a word select),
+        # or element j.
+        s_data = Signal.like(v.data)
+        m.d.comb += s_data.eq(Mux(from_input, nv.data, v.data))
         piece = Signal(8 * R)
-        elem = [Cat(v.data[i], v.data[i][31].replicate(32)) for i in range(n)]    # 8-byte units: sign-extended
-        with m.If(contig):
-            with m.Switch(v.lsz):
+        elem = [Cat(s_data[i], s_data[i][31].replicate(32)) for i in range(n)]    # 8-byte units: sign-extended
+        with m.If(s_contig):
+            with m.Switch(s_lsz):
                 for lsz in range(4):
                     b = 8 << lsz
                     if b > 8 * R:
@@ -125,17 +133,17 @@ class VectorWriter(wiring.Component):
                         if words == 1:
                             m.d.comb += piece.eq(packed)
                         else:
-                            g = (j >> (lR - lsz))[:ceil_log2(words)]
+                            g = (s_j >> (lR - lsz))[:ceil_log2(words)]
                             m.d.comb += piece.eq(packed.word_select(g, 8 * R))
         with m.Else():
-            with m.Switch(j):
+            with m.Switch(s_j):
                 for i in range(n):
                     with m.Case(i):
                         m.d.comb += piece.eq(elem[i][:min(64, 8 * R)])
+        rot = Signal(8 * R)
+        next_shape.append(rot.eq(_rotl_bytes(piece, s_off, R)))
 
         off = addr[:lR]
-        rot = Signal(8 * R)
-        m.d.comb += rot.eq(_rotl_bytes(piece, off, R))
         ones = Signal(2 * R)
         # (the piece's `length` low bits as a thermometer mask: `(1 << length) - 1` was a
         # 65-bit subtraction on the carry chain, the tail of a 19.5 ns path in the placed `base`)

@@ -411,7 +411,8 @@ class VectorEngine(wiring.Component):
             m.submodules[f"rd{i}"] = r
         m.submodules.wrt = wrt = StreamWriter(R, NB, abits, checks=self.checks)
         lane_widths = tuple(L for L in LANE_BITS if L >= cfg.vector_min_lane)
-        m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n, lane_widths, cfg.vector_narrow_stages)
+        m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n, lane_widths, cfg.vector_narrow_stages,
+                                           checks=self.checks)
         m.submodules.red = red = Reducer(cfg, NB)
 
         bcfg = Signal(beat_config_layout())

@@ -18,8 +18,8 @@ empty or advancing in the same cycle):
   captured into its own window register. The stage takes the readers' realignment
   shifters off the paths of the unpacking (docs/boards.md). ``in_free`` (a slot is
   free; for MEDIAN, both are, since source 2 has one register; low in a ``c_due``
-  cycle, the shifter is busy) depends on registers only, so the stall chain from
-  the writer ends at A.
+  cycle, the shifter is busy) is a register loaded with its next value, so the
+  stall chain from the writer ends at A and `load` starts at a flip-flop.
 * **S0 (unpack)**: the windows of A, unpacked into lanes of L bits (sign- or
   zero-extended per source unit; `hw.vector_swar` sign words); MEDIAN's source 2 one
   cycle after sources 0 and 1 (in the beat's first ALU cycle, which uses only
@@ -39,7 +39,7 @@ Latency: six cycles from `load` to `out_valid` for single-cycle kinds
 beats while S0 is busy (one for MEDIAN).
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Assert, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -57,10 +57,12 @@ __all__ = ["BeatPipe"]
 class BeatPipe(wiring.Component):
     """The three stages for an `n`-bit datapath whose narrow kinds run on `nb` bits
     (`nb` = n: one full-width `VectorAlu`; less: `hw.vector_alu_split.SplitAlu`), with
-    lanes of the `widths` only (``cfg.lsel`` selects no other)."""
+    lanes of the `widths` only (``cfg.lsel`` selects no other). ``checks``: simulation-only
+    `Assert`s that the registered ``in_free`` and slot enables equal their direct form."""
 
-    def __init__(self, n, nb=None, widths=LANE_BITS, narrow_stages=0):
+    def __init__(self, n, nb=None, widths=LANE_BITS, narrow_stages=0, *, checks=False):
         self.n = n
+        self.checks = checks
         self.nb = nb or n
         self.narrow_stages = narrow_stages
         self.widths = tuple(widths)
@@ -115,9 +117,10 @@ class BeatPipe(wiring.Component):
         it = Signal(OCC_BITS)
         # --- A: the windows, registered, in a ring of two slots (source 2 a cycle after
         # sources 0 and 1, in a register of its own) ----------------------------------------------
-        # `in_free` is a function of registers only (the slot count, the MEDIAN flag, c_due): the
-        # stall chain from the writer (out_ready -> ... -> load0) stops at the ring's read pointer
-        # and count, and never reaches `load`, the readers or the slots' enables (in the placed
+        # `in_free` is a register (its next value from the slot count, the kind and c_due): the
+        # stall chain from the writer (out_ready -> ... -> load0) stops at the ring's registers
+        # (its count, read pointer, `in_free` and the slot enables) and never reaches `load` or
+        # the readers (in the placed
         # full core it ran through `in_free`, fan-out 520, into the readers: session 23).
         wa = [[Signal(n, name=f"win{i}_a{k}", reset_less=True) for i in range(2)] for k in range(2)]
         wa2 = Signal(n, name="win2_a", reset_less=True)
@@ -134,12 +137,22 @@ class BeatPipe(wiring.Component):
         m.d.sync += [is_med.eq(cfg.kind == Kind.MEDIAN), c_due.eq(self.c_due_next)]
         # the free slot captures the windows whenever A may take a beat (`in_free`), not only
         # on `load`: its contents matter only once `load` counts it, and the enable is then free
-        # of the readers' `has` compares, which `load` waits for (fan-out: 2 n flip-flops)
+        # of the readers' `has` compares, which `load` waits for. `in_free` and each slot's
+        # enable (`in_free` and the write pointer) are registers loaded with their next values
+        # (below), the enables one copy per 64-bit slice of the slot's 2 n window bits, and
+        # source 2's window register loads on copies of c_due: c_due (fan-out 286) -> in_free
+        # -> `load` -> the readers was 20.9 ns in the placed `base` (session 28).
+        in_free_n = Signal(name="in_free_next")
+        a_wp_n = Signal(name="a_wp_next")
+        in_free = replicas(m, platform, in_free_n, 1, "in_free", init=1)[0]
+        slot_en = [replicas(m, platform, in_free_n & (a_wp_n == k), slices(2 * n), f"a_slot{k}_en",
+                            init=int(k == 0)) for k in range(2)]
         for k in range(2):
-            with m.If(self.in_free & (a_wp == k)):
-                m.d.sync += [wa[k][0].eq(self.win0), wa[k][1].eq(self.win1), da[k].eq(self.load_dnib)]
-        with m.If(c_due):
-            m.d.sync += wa2.eq(self.win1)
+            m.d.sync += Cat(wa[k]).eq(mux_sliced(slot_en[k], Cat(self.win0, self.win1), Cat(wa[k])))
+            with m.If(slot_en[k][0]):
+                m.d.sync += da[k].eq(self.load_dnib)
+        c_wa2 = replicas(m, platform, self.c_due_next, slices(n), "c_due_win2")
+        m.d.sync += wa2.eq(mux_sliced(c_wa2, self.win1, wa2))
         # the head slot's windows, each 64-bit slice through its own copy of the read pointer
         # (`hw.replicate`: it selects in 2 n multiplexers)
         a_rp_n = Signal(name="a_rp_next")
@@ -203,15 +216,22 @@ class BeatPipe(wiring.Component):
         m.d.comb += [
             alu.step.eq(step), alu.take.eq(fin),
             # MEDIAN keeps one beat in A: its source 2 has one register, read at s0_c_due
-            self.in_free.eq(Mux(is_med, ~va, ~a_full) & ~c_due), self.c_due.eq(c_due),
+            self.in_free.eq(in_free), self.c_due.eq(c_due),
             self.out_valid.eq(vp), self.out_data.eq(o_data), self.out_cnt.eq(o_cnt), self.out_mask.eq(o_mask),
             self.va.eq(va), self.v0.eq(v0), self.vt.eq(vt), self.v1.eq(v1), self.v2.eq(v2), self.vp.eq(vp), self.it.eq(it),
         ]
         a_next = Signal.like(a_n, name="a_next")
         m.d.comb += a_next.eq(a_n + self.load - load0)
-        m.d.sync += [a_n.eq(a_next), va.eq(a_next != 0), a_full.eq(a_next == 2)]
-        with m.If(self.load):
-            m.d.sync += a_wp.eq(~a_wp)
+        m.d.sync += [a_n.eq(a_next), va.eq(a_next != 0), a_full.eq(a_next == 2), a_wp.eq(a_wp_n)]
+        # is_med's next value is the kind's decoding now (`cfg` holds still while beats flow)
+        m.d.comb += [a_wp_n.eq(a_wp ^ self.load),
+                     in_free_n.eq(Mux(cfg.kind == Kind.MEDIAN, a_next == 0, a_next != 2) & ~self.c_due_next)]
+        if self.checks:
+            direct = Mux(is_med, ~va, ~a_full) & ~c_due
+            m.d.sync += [Assert(in_free == direct, "BeatPipe: in_free differs from the slot count"),
+                         *(Assert(en == (direct & (a_wp == k)), f"BeatPipe: slot {k}'s enable differs")
+                           for k in range(2) for en in slot_en[k]),
+                         *(Assert(c == c_due, "BeatPipe: a copy of c_due differs") for c in c_wa2)]
         m.d.comb += a_rp_n.eq(a_rp ^ load0)
         m.d.sync += a_rp.eq(a_rp_n)
         with m.If(load0):
