@@ -133,8 +133,9 @@ class VectorGather(wiring.Component):
         for i in range(n):
             m.d.comb += need[i].eq(v0 & active0[i] & ~done0[i] & ~hit[i])
         if self.checks:
-            m.d.sync += Assert(hit == Cat(tvalid[i] & (tag[i] == row[i]) for i in range(n)),
-                               "VectorGather: a registered hit differs from its tag compare")
+            direct = Cat(tvalid[i] & (tag[i] == row[i]) for i in range(n))
+            m.d.sync += Assert(~v0 | ((hit ^ direct) & active0 == 0),
+                               "VectorGather: a registered hit of an active lane differs from its tag compare")
         X = Signal(RW)                               # the row read this cycle
         for i in reversed(range(n)):
             with m.If(need[i]):
@@ -212,18 +213,31 @@ class VectorGather(wiring.Component):
         # so it selects the address registers' inputs at their last multiplexer (the end of
         # a beat implies v0, so ~v0 takes a waiting request without it)
         offs = _lane_offsets(m, req.stride, n, AW)
+        take_new = self.req.valid & self.req.ready       # the lanes load a new vector's addresses
         for i in range(n):
             new = Mux(req.seg2[i], req.base2, req.base) + offs[i]
-            at_end, idle = Signal(AW, name=f"addr_at_end_{i}"), Signal(AW, name=f"addr_idle_{i}")
-            m.d.comb += [at_end.eq(Mux(last_byte, Mux(self.req.valid, new, addr[i]), addr[i] + 1)),
-                         idle.eq(Mux(~v0 & self.req.valid, new, addr[i]))]
+            at_end = Mux(last_byte, Mux(self.req.valid, new, addr[i]), addr[i] + 1)
+            idle = Mux(~v0 & self.req.valid, new, addr[i])
             m.d.sync += addr[i].eq(Mux(beat_end, at_end, idle))
-            # the next hit: the next row compared with the next tag (the lane's own row when
-            # this cycle's read serves it), all four compares beside the late choices
+            # the next hit, from compares beside the late choices: a new vector's row against
+            # the lane's tag (or its row, when this cycle's read serves it); within a beat
+            # the row stays (a hit, or served now); at the end of a beat that steps to the
+            # next byte every active lane holds its row (a hit or served), so the next byte
+            # hits unless it crosses into the next row. (That last case is exact for the
+            # active lanes only; `need` reads no other, and a new vector's lanes are compared.)
             served = issue & match[i]
-            same_row = Mux(beat_end, row[i] == at_end[lR:], row[i] == idle[lR:])
-            same_tag = Mux(beat_end, tag[i] == at_end[lR:], tag[i] == idle[lR:])
-            m.d.sync += hit[i].eq(~self.flush & Mux(served, same_row, tvalid[i] & same_tag))
+            new_row = Signal(RW, name=f"new_row_{i}")
+            m.d.comb += new_row.eq(new[lR:])
+            hit_new = Mux(served, row[i] == new_row, tvalid[i] & (tag[i] == new_row))
+            hit_step = ~addr[i][:lR].all()
+            with m.If(self.flush):
+                m.d.sync += hit[i].eq(0)
+            with m.Elif(take_new):
+                m.d.sync += hit[i].eq(hit_new)
+            with m.Elif(beat_end & ~last_byte):
+                m.d.sync += hit[i].eq(hit_step)
+            with m.Else():
+                m.d.sync += hit[i].eq(served | hit[i])
         with m.If(self.flush):
             m.d.sync += tvalid.eq(0)
 
