@@ -137,20 +137,17 @@ class BeatPipe(wiring.Component):
         m.d.sync += [is_med.eq(cfg.kind == Kind.MEDIAN), c_due.eq(self.c_due_next)]
         # the free slot captures the windows whenever A may take a beat (`in_free`), not only
         # on `load`: its contents matter only once `load` counts it, and the enable is then free
-        # of the readers' `has` compares, which `load` waits for. `in_free` and each slot's
-        # enable (`in_free` and the write pointer) are registers loaded with their next values
-        # (below), the enables one copy per 64-bit slice of the slot's 2 n window bits, and
-        # source 2's window register loads on copies of c_due: c_due (fan-out 286) -> in_free
+        # of the readers' `has` compares, which `load` waits for. `in_free` is a register loaded
+        # with its next value (below), two copies: the port's (the engine's `load`) and the
+        # slots' enables (its next value takes the stall chain, so the copies stay few: 17
+        # copies spread over the windows drew that chain out to 21.3 ns in the placed `base`).
+        # Source 2's window register loads on copies of c_due: c_due (fan-out 286) -> in_free
         # -> `load` -> the readers was 20.9 ns in the placed `base` (session 28).
         in_free_n = Signal(name="in_free_next")
-        a_wp_n = Signal(name="a_wp_next")
-        in_free = replicas(m, platform, in_free_n, 1, "in_free", init=1)[0]
-        slot_en = [replicas(m, platform, in_free_n & (a_wp_n == k), slices(2 * n), f"a_slot{k}_en",
-                            init=int(k == 0)) for k in range(2)]
+        in_free, free_en = replicas(m, platform, in_free_n, 2, "in_free", init=1)
         for k in range(2):
-            m.d.sync += Cat(wa[k]).eq(mux_sliced(slot_en[k], Cat(self.win0, self.win1), Cat(wa[k])))
-            with m.If(slot_en[k][0]):
-                m.d.sync += da[k].eq(self.load_dnib)
+            with m.If(free_en & (a_wp == k)):
+                m.d.sync += [wa[k][0].eq(self.win0), wa[k][1].eq(self.win1), da[k].eq(self.load_dnib)]
         c_wa2 = replicas(m, platform, self.c_due_next, slices(n), "c_due_win2")
         m.d.sync += wa2.eq(mux_sliced(c_wa2, self.win1, wa2))
         # the head slot's windows, each 64-bit slice through its own copy of the read pointer
@@ -222,15 +219,14 @@ class BeatPipe(wiring.Component):
         ]
         a_next = Signal.like(a_n, name="a_next")
         m.d.comb += a_next.eq(a_n + self.load - load0)
-        m.d.sync += [a_n.eq(a_next), va.eq(a_next != 0), a_full.eq(a_next == 2), a_wp.eq(a_wp_n)]
+        m.d.sync += [a_n.eq(a_next), va.eq(a_next != 0), a_full.eq(a_next == 2)]
+        with m.If(self.load):
+            m.d.sync += a_wp.eq(~a_wp)
         # is_med's next value is the kind's decoding now (`cfg` holds still while beats flow)
-        m.d.comb += [a_wp_n.eq(a_wp ^ self.load),
-                     in_free_n.eq(Mux(cfg.kind == Kind.MEDIAN, a_next == 0, a_next != 2) & ~self.c_due_next)]
+        m.d.comb += in_free_n.eq(Mux(cfg.kind == Kind.MEDIAN, a_next == 0, a_next != 2) & ~self.c_due_next)
         if self.checks:
             direct = Mux(is_med, ~va, ~a_full) & ~c_due
-            m.d.sync += [Assert(in_free == direct, "BeatPipe: in_free differs from the slot count"),
-                         *(Assert(en == (direct & (a_wp == k)), f"BeatPipe: slot {k}'s enable differs")
-                           for k in range(2) for en in slot_en[k]),
+            m.d.sync += [Assert((in_free == direct) & (free_en == direct), "BeatPipe: in_free differs from the slot count"),
                          *(Assert(c == c_due, "BeatPipe: a copy of c_due differs") for c in c_wa2)]
         m.d.comb += a_rp_n.eq(a_rp ^ load0)
         m.d.sync += a_rp.eq(a_rp_n)
