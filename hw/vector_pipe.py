@@ -58,7 +58,7 @@ class BeatPipe(wiring.Component):
     """The three stages for an `n`-bit datapath whose narrow kinds run on `nb` bits
     (`nb` = n: one full-width `VectorAlu`; less: `hw.vector_alu_split.SplitAlu`), with
     lanes of the `widths` only (``cfg.lsel`` selects no other). ``checks``: simulation-only
-    `Assert`s that the registered ``in_free`` and slot enables equal their direct form."""
+    `Assert`s that the copies of ``in_free`` and of c_due equal their direct forms."""
 
     def __init__(self, n, nb=None, widths=LANE_BITS, narrow_stages=0, *, checks=False):
         self.n = n
@@ -119,9 +119,9 @@ class BeatPipe(wiring.Component):
         # sources 0 and 1, in a register of its own) ----------------------------------------------
         # `in_free` is a register (its next value from the slot count, the kind and c_due): the
         # stall chain from the writer (out_ready -> ... -> load0) stops at the ring's registers
-        # (its count, read pointer, `in_free` and the slot enables) and never reaches `load` or
-        # the readers (in the placed
-        # full core it ran through `in_free`, fan-out 520, into the readers: session 23).
+        # (its count, read pointer and `in_free`'s copies) and never reaches `load` or the
+        # readers (in the placed full core it ran through `in_free`, fan-out 520, into the
+        # readers: session 23).
         wa = [[Signal(n, name=f"win{i}_a{k}", reset_less=True) for i in range(2)] for k in range(2)]
         wa2 = Signal(n, name="win2_a", reset_less=True)
         da = [Signal.like(self.load_dnib, name=f"dnib_a{k}") for k in range(2)]
