@@ -37,7 +37,7 @@ Microarchitecture
   byte completes ``out``, combinationally). ``out`` has no back-pressure. The
   response and extract stages' registers load every cycle (they are read only
   under their beat flags, and ``out_vals``/``out_side`` only with ``out_valid``),
-  so the beat's end, which the row-cache hits decide late in the cycle, enables
+  so the beat's end, which the row-cache hits (registers) decide late in the cycle, enables
   only the issue stage's registers.
 
 Latency: ``2 + L`` cycles from the ``req`` transfer to ``out_valid`` for 8-bit
@@ -77,7 +77,8 @@ def gather_request(lanes, addr_bits, side):
 
 class VectorGather(wiring.Component):
     """See the module docstring. ``config`` gives the row width and memory size; ``checks``:
-    a simulation-only `Assert` that the registered row-cache hits equal the tag compares."""
+    a simulation-only `Assert` that the registered row-cache hits of the active lanes equal
+    their tag compares."""
 
     def __init__(self, config, *, lanes, max_bytes, value_bits, side, checks=False):
         if max_bytes not in (1, 2, 4):
