@@ -97,7 +97,7 @@ def simulate(cfg, mem, script, *, seed=0, ready_p=0.7, grant_p=0.8, max_cycles=2
     `ready_p` and `grant_p` (1.0: always). The run ends `idle_tail` cycles after
     the fetcher is idle past the last scripted cycle. Returns the transferred items
     as a list of (cycle, (pc, did, payload, fault))."""
-    dut = Fetcher(cfg, depth)
+    dut = Fetcher(cfg, depth, checks=True)
     model = FetcherModel(cfg, mem, depth=dut.depth)
     rb = cfg.row_bytes
     last_event = max(script, default=0)
