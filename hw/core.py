@@ -174,6 +174,22 @@ class Core(wiring.Component):
         has_table = Signal()
         descriptor = Signal.like(dec.descriptor)
         table_bytes = Signal.like(dec.table_bytes)
+        # The commands' payloads (the engines', the loader's, the sync unit's) are these
+        # registers and the instruction's fields in every cycle, only `valid` is the state
+        # machine's: no state decode reaches the units' field multiplexers, captures and
+        # key-table addresses (session 30: the data-move engine's base difference src - dst,
+        # a 65-bit carry chain on fields selected by as_code, was a 19.6 ns path from the
+        # state register)
+        m.d.comb += [loader.cmd.payload.addr.eq(descriptor), loader.cmd.payload.nbytes.eq(table_bytes),
+                     sync.fetch.payload.table.eq(sync_field("keyr_bar")),
+                     sync.fetch.payload.index.eq(sync_field("fetch_key_addr")),
+                     sync.fetch.payload.n.eq(sync_field("num_key") + 1),
+                     sync.deposit.payload.table.eq(sync_field("keyw_bar")),
+                     sync.deposit.payload.index.eq(sync_field("deposit_key_addr"))]
+        for eng in engines.values():
+            m.d.comb += [eng.cmd.payload.section_ai.eq(op_ai), eng.cmd.payload.op_code.eq(op_code),
+                         eng.cmd.payload.as_code.eq(as_code), eng.cmd.payload.table.eq(table),
+                         eng.cmd.payload.table_addr.eq(descriptor)]
         # The loader's response is released the cycle after the instruction retires (the
         # next table is asked for three cycles later at the earliest), so the retire
         # decisions, which read the table, do not reach the loader's state and its
@@ -293,10 +309,7 @@ class Core(wiring.Component):
                     m.next = "TABLE"
 
             with m.State("KEYWAIT"):
-                m.d.comb += [sync.fetch.valid.eq(1),
-                             sync.fetch.payload.table.eq(sync_field("keyr_bar")),
-                             sync.fetch.payload.index.eq(sync_field("fetch_key_addr")),
-                             sync.fetch.payload.n.eq(sync_field("num_key") + 1)]
+                m.d.comb += sync.fetch.valid.eq(1)
                 with m.If(sync.fetch.ready):
                     m.next = "KEYDONE"
 
@@ -307,8 +320,7 @@ class Core(wiring.Component):
                 with m.If(~has_table):
                     m.next = "ENGINE"
                 with m.Else():
-                    m.d.comb += [loader.cmd.valid.eq(1), loader.cmd.payload.addr.eq(descriptor),
-                                 loader.cmd.payload.nbytes.eq(table_bytes)]
+                    m.d.comb += loader.cmd.valid.eq(1)
                     with m.If(loader.cmd.ready):
                         m.next = "TABLEDONE"
 
@@ -330,10 +342,7 @@ class Core(wiring.Component):
                     m.next = "DEPOSIT"
                 for name, eng in engines.items():
                     with m.Elif(engine_is[name]):
-                        cmd = eng.cmd.payload
-                        m.d.comb += [eng.cmd.valid.eq(1), cmd.section_ai.eq(op_ai),
-                                     cmd.op_code.eq(op_code), cmd.as_code.eq(as_code),
-                                     cmd.table.eq(table), cmd.table_addr.eq(descriptor)]
+                        m.d.comb += eng.cmd.valid.eq(1)
                         with m.If(eng.cmd.ready):
                             m.next = f"WAIT_{name}"
 
@@ -345,9 +354,7 @@ class Core(wiring.Component):
                 with m.If(~deposit_en):
                     m.next = "RETIRE"
                 with m.Else():
-                    m.d.comb += [sync.deposit.valid.eq(1),
-                                 sync.deposit.payload.table.eq(sync_field("keyw_bar")),
-                                 sync.deposit.payload.index.eq(sync_field("deposit_key_addr"))]
+                    m.d.comb += sync.deposit.valid.eq(1)
                     with m.If(sync.deposit.ready):
                         m.next = "DEPOSITDONE"
 

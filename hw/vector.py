@@ -633,13 +633,15 @@ class VectorEngine(wiring.Component):
         # --- readers ------------------------------------------------------------------------------------------
         for s, r in enumerate(readers):
             m.d.comb += r.rsp_data.eq((self.rd_a if s == 0 else self.rd_b).rsp.payload)
-        # elementwise: start every source's reader in PREP
+        # elementwise: start every source's reader in PREP; reductions: reader 0 runs the
+        # reducer's runs. A reader reads its run (start_nib, start_len) only with `start`,
+        # so the run is driven in every cycle, chosen by the register red_run alone: the
+        # state decode and the range verdict (`start_rd`) reach only `start`, not the
+        # run's carry chains behind it (session 30: 19.4 ns from `st` into reader 0)
         for s in range(3):
             r = readers[s]
-            with m.If(start_rd & ~props.reduction):
-                m.d.comb += [r.start.eq(props.src_mask[s]), r.start_nib.eq(addr[s] << 1),
-                             r.start_len.eq(nibbles(length, bsel[s]))]
-        # reductions: reader 0 runs the reducer's runs
+            m.d.comb += [r.start.eq(start_rd & ~props.reduction & props.src_mask[s]),
+                         r.start_nib.eq(addr[s] << 1), r.start_len.eq(nibbles(length, bsel[s]))]
         with m.If(red_run):
             m.d.comb += [readers[0].start.eq(red.run_start), readers[0].start_nib.eq(red.run_nib),
                          readers[0].start_len.eq(red.run_len)]
