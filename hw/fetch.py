@@ -76,6 +76,7 @@ from xdsa.golden.isa import DID, Fault, GROUP_BYTES, GROUP_SIZE, DID_PACK_BYTES,
 
 from .bus import FetchItem, ReadPort, row_addr_bits
 from .config import CoreConfig
+from .replicate import replicas, slices
 
 __all__ = ["Fetcher"]
 
@@ -91,8 +92,8 @@ class Fetcher(wiring.Component):
         else 4 with 32-byte rows and 3 otherwise); each holds one payload row of the
         storage format (two instructions with 32-byte rows, one otherwise).
     checks : bool
-        Assert every cycle that the registered fault flag equals its direct form
-        (simulation only; the tests set it).
+        Assert every cycle that the registered fault flag equals its direct form and
+        the read pointer's copies equal it (simulation only; the tests set it).
 
     Ports
     -----
@@ -160,10 +161,23 @@ class Fetcher(wiring.Component):
         # --- output -----------------------------------------------------------------
         head_payload = Signal(128)
         head_did = Signal(8)
+        # rp selects the head's DID (which the core decodes at once: a domain instruction
+        # retires in the cycle it is offered) and copies of rp, one per 64 bits, select
+        # its payload: the DID's select is not the 128-bit multiplexer's spread net
+        # (session 30: rp, fan-out 401 over 70 tiles, began a 20.4 ns path through the
+        # core's routing back into the fetcher)
+        rp_n = Signal.like(rp)                      # rp's next value (set below)
+        m.d.comb += rp_n.eq(rp)
+        m.d.sync += rp.eq(rp_n)
+        rp_copies = replicas(m, platform, rp_n, slices(128), "fetch_rp")
+        pieces = 128 // len(rp_copies)
         if per == 1:
-            m.d.comb += [head_payload.eq(buf_payload[rp]), head_did.eq(buf_did[rp])]
+            m.d.comb += [head_payload.eq(Cat(buf_payload[r][pieces * j:pieces * (j + 1)]
+                                             for j, r in enumerate(rp_copies))),
+                         head_did.eq(buf_did[rp])]
         else:
-            m.d.comb += [head_payload.eq(buf_payload[rp].word_select(sub, 128)),
+            m.d.comb += [head_payload.eq(Cat(buf_payload[r].word_select(sub, 128)[pieces * j:pieces * (j + 1)]
+                                             for j, r in enumerate(rp_copies))),
                          head_did.eq(buf_did[rp].word_select(sub, 8))]
         # the payload at pc is not all in memory: a register, set with pc (a good start's
         # first pc is in range; a bad start faults whatever it holds), so the fault
@@ -235,7 +249,7 @@ class Fetcher(wiring.Component):
             if per > 1:
                 m.d.sync += sub.eq(Mux(popped, 0, sub + 1))
         with m.If(popped):
-            m.d.sync += rp.eq(Mux(rp == depth - 1, 0, rp + 1))
+            m.d.comb += rp_n.eq(Mux(rp == depth - 1, 0, rp + 1))
         m.d.sync += [count.eq(count + pushed - popped), pending.eq(Cat(pending[1:], req_fire))]
 
         # --- end of fetching, start, stop (later statements win) -------------------------
@@ -248,10 +262,12 @@ class Fetcher(wiring.Component):
             m.d.sync += [running.eq(1), bad.eq(start_bad), fault.eq(start_bad),
                          pc.eq(a + DID_PACK_BYTES), out_of_range.eq(0),
                          slot.eq(0), sub.eq(0), req_row.eq(a[exact_log2(rb):]),
-                         pending.eq(0), pos.eq(0), wp.eq(0), rp.eq(0), count.eq(0)]
+                         pending.eq(0), pos.eq(0), wp.eq(0), count.eq(0)]
+            m.d.comb += rp_n.eq(0)
         with m.If(self.stop):
             m.d.sync += [running.eq(0), pending.eq(0), fault.eq(0)]
         if self._checks:
             m.d.sync += Assert(fault == (running & (bad | out_of_range)), "Fetcher: fault differs")
+            m.d.sync += [Assert(r == rp, "Fetcher: a copy of rp differs") for r in rp_copies]
 
         return m
