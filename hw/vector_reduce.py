@@ -196,12 +196,18 @@ class Reducer(wiring.Component):
         # realignment and the extraction are off the paths of the accumulators)
         xw = Signal(65, name="x_win")
         xsign = Signal()
+        # the element's flags x != 0 and x in {1, -1} from its b bits in the window, chosen
+        # by the unit after the compares (not compares of the extended 65-bit element)
+        w_nz, w_pm1 = Signal(name="x_win_nz"), Signal(name="x_win_pm1")
         with m.Switch(self.bsel):
             for bs in range(5):
                 b = 4 << bs
                 with m.Case(bs):
+                    el_bits = self.window[:b]
                     m.d.comb += [xsign.eq(self.window[b - 1] & self.signed),
-                                 xw.eq(Cat(self.window[:b], xsign.replicate(65 - b)))]
+                                 xw.eq(Cat(el_bits, xsign.replicate(65 - b))),
+                                 w_nz.eq(el_bits != 0),
+                                 w_pm1.eq((el_bits == 1) | (el_bits.all() & self.signed))]
         x = Signal(65)
         xv = Signal()                                     # x holds an element
         use = Signal()                                    # ACC uses x in this cycle
@@ -254,8 +260,7 @@ class Reducer(wiring.Component):
         with m.If(self.start):
             m.d.sync += xv.eq(0)
         with m.Elif(take):
-            m.d.sync += [x.eq(xw), xv.eq(1), xnz.eq(xw != 0),
-                         xbig.eq((xw != 0) & (xw != 1) & (xw != (1 << 65) - 1))]
+            m.d.sync += [x.eq(xw), xv.eq(1), xnz.eq(w_nz), xbig.eq(w_nz & ~w_pm1)]
         with m.Elif(use):
             m.d.sync += xv.eq(0)
         # the destination's bounds, registers: `dbsel` and `dsigned` hold still from before

@@ -234,3 +234,29 @@ def test_overlap_rule_matches_golden():
     sim.run()
     wrong = [(v, e) for v, e, g in zip(vectors, expected, got) if e != g]
     assert not wrong, f"{len(wrong)} of {len(vectors)} differ, e.g. (src, dst, n, bs, bd), golden: {wrong[:5]}"
+
+
+def test_prod_skips_unit_factors():
+    """REDUCE_PROD multiplies only by factors of magnitude above 1: elements 1 and -1
+    (signed) take no multiplier pass, so a run of them takes as many cycles as a run of
+    1s, and fewer than a run of 2s; unsigned all-ones (255) is a factor like any other.
+    Every result is the golden one."""
+    import random
+
+    from test_vector_cases import encode, reduce_case
+    cfg = CONFIGS["w8"]
+    runs = {"ones": (DU.S8, [1] * 6), "minus_ones": (DU.S8, [-1] * 6), "twos": (DU.S8, [2] * 6),
+            "u255": (DU.U8, [255] * 6), "u_ones": (DU.U8, [1] * 6)}
+    cases = []
+    for name, (unit, vals) in runs.items():
+        c = reduce_case("reduce_prod", unit, rng=random.Random(0), seed=3, axis=1, dims=(6, 1, 1),
+                        addr=(0x300, 0xF00), name=f"prod_{name}")
+        c.patches = [(0x300, encode(unit, vals))]
+        cases.append(c)
+    exp = [golden(cfg, c) for c in cases]
+    got = run_rtl(cfg, [(c, e[0]) for c, e in zip(cases, exp)], stall=0)
+    errors = [r for r in (compare(c, e, g) for c, e, g in zip(cases, exp, got)) if r]
+    assert not errors, errors
+    cycles = {name: g[3] for name, g in zip(runs, got)}
+    assert cycles["minus_ones"] == cycles["ones"] == cycles["u_ones"] < cycles["twos"], cycles
+    assert cycles["u255"] > cycles["u_ones"], cycles
