@@ -54,7 +54,10 @@ Microarchitecture (mirrored register for register by the cycle model
 * output: ``pc``/``slot`` of the next instruction and ``sub``, the instruction
   within the head entry; ``out`` is combinational from these registers and the
   head entry. Whether the payload at ``pc`` lies outside the memory is a register
-  too, updated with ``pc`` (the cycle model compares ``pc`` itself: the same value).
+  too, updated with ``pc`` (the cycle model compares ``pc`` itself: the same value),
+  and so is "the item is a fault" (it zeroes the output's DID and payload). The read
+  pointer selects the head's DID; copies of it, one per 64 payload bits, select the
+  payload.
 
 Latency: the first item is valid ``32 // row_bytes + max(1, 16 // row_bytes) + 1 + L``
 cycles after the ``start`` cycle (4, 5 and 8 cycles with 32-, 16- and 8-byte rows and
