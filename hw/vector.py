@@ -80,7 +80,7 @@ cycles from issue to completion, 22 of them in the engine. docs/vector-engine.md
 has the details.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -405,7 +405,7 @@ class VectorEngine(wiring.Component):
         # --- datapath units -----------------------------------------------------------------------------------
         # sources 1 and 2 share one realignment shifter (MEDIAN, the only user of source 2,
         # captures it one cycle after sources 0 and 1: `BeatPipe.c_due`)
-        readers = [StreamReader(R, NB, abits, realign=s == 0, checks=self.checks,
+        readers = [StreamReader(R, NB, abits, realign=s == 0, offset_copies=s > 0, checks=self.checks,
                                 slots=reader_slots(cfg) if s < 2 else source2_slots(cfg)) for s in range(3)]
         for i, r in enumerate(readers):
             m.submodules[f"rd{i}"] = r
@@ -513,11 +513,15 @@ class VectorEngine(wiring.Component):
         with m.Switch(st):
             with m.Case(IDLE):
                 with m.If(self.cmd.valid):
-                    m.d.sync += [st.eq(DECODE), fault.eq(0)]
+                    m.d.sync += st.eq(DECODE)
 
             with m.Case(DECODE):
+                # the fault is cleared here, not at the command: `done` shows it only in DONE, and
+                # the core's command valid (its state decode) then reaches only `st` (the core's
+                # state -> the command -> the fault's enable crossed the chip three times, 19.5 ns
+                # in the placed `base`, session 30)
                 m.d.comb += decode.eq(1)
-                m.d.sync += st.eq(UNIT)
+                m.d.sync += [st.eq(UNIT), fault.eq(0)]
 
             with m.Case(UNIT):
                 ov_any, ov_first = first_from(ov_mask, 0)
@@ -670,17 +674,32 @@ class VectorEngine(wiring.Component):
                      readers[2].rsp_valid.eq(self.rd_b.rsp.valid & run & b_rsp_own)]
 
         # --- beat issue (A load) ------------------------------------------------------------------------------
-        have = Cat(*(~props.src_mask[s] | readers[s].has for s in range(3))).all()
+        # reader 2's `has` as the load sees it: its take_rest is ~full in every cycle a load may
+        # happen (none while c_due: `in_free` is low), so `load` picks between the reader's two
+        # registers by `full` and does not wait for c_due (c_due -> reader 2's `take_rest` ->
+        # `has` -> `load` -> the readers' `take_en` led the placed `base`, 20.65 ns, session 30)
+        has2 = Signal()
+        m.d.comb += has2.eq(Mux(full, readers[2].has_take, readers[2].has_rest))
+        have = Cat(~props.src_mask[0] | readers[0].has, ~props.src_mask[1] | readers[1].has,
+                   ~props.src_mask[2] | has2).all()
         load = Signal()
         m.d.comb += load.eq(run & more & have & pipe.in_free)
         dnib = Mux(full, beat_nib[D], dleft)
         c_due = pipe.c_due
         # the rows' select as one copy of c_due per 64-bit slice (`hw.replicate`): the
         # 16 R-bit multiplexer spread over the readers' buffers (fan-out 972 in the placed
-        # `base`, session 25); the offset's select keeps c_due itself
+        # `base`, session 25); the first copies choose the offset's copies as well
         c_sel = replicas(m, platform, pipe.c_due_next, slices(16 * R), "c_due_sel")
-        win12 = funnel(m, mux_sliced(c_sel, readers[2].rows, readers[1].rows),
-                       Mux(c_due, readers[2].offset, readers[1].offset), 8 * R, 4, "win12")
+        # the offset as the readers' copies, one per 64-bit slice of the funnel's stages, each
+        # chosen by a copy of c_due: one offset net into every stage spanned the funnel, and
+        # reader 1's position was placed 127 tiles from it (17.5 ns in the placed `base`, session 30)
+        lrn = len(readers[1].offset)
+        off12 = [Mux(c_sel[j], readers[2].offsets[j * lrn:(j + 1) * lrn], readers[1].offsets[j * lrn:(j + 1) * lrn])
+                 for j in range(slices(8 * R))]
+        win12 = funnel(m, mux_sliced(c_sel, readers[2].rows, readers[1].rows), off12, 8 * R, 4, "win12")
+        if self.checks:
+            m.d.sync += Assert(c_due | (has2 == readers[2].has),
+                               "VectorEngine: reader 2's `has` for the load differs from the reader's")
         rest_c = Signal()                           # source 2 takes its rest at c_due
         m.d.comb += [pipe.load.eq(load), pipe.load_dnib.eq(dnib),
                      pipe.win0.eq(readers[0].window), pipe.win1.eq(win12)]

@@ -77,18 +77,24 @@ class StreamReader(wiring.Component):
 
     `nib_bits`: width of nibble addresses and counts; `row_addr_bits`: width of
     row indices; `realign`: build the funnel shifter and offer ``window`` (else the
-    consumer realigns ``rows`` by ``offset`` with `funnel`); `slots`: rows buffered."""
+    consumer realigns ``rows`` by ``offset`` with `funnel`); `offset_copies` (without
+    `realign`): offer ``offsets`` too, the offset's register copies for the consumer's
+    funnel, one per 64-bit slice of the window; `slots`: rows buffered."""
 
-    def __init__(self, row_bytes, nib_bits, row_addr_bits, *, realign=True, slots=4, checks=False):
+    def __init__(self, row_bytes, nib_bits, row_addr_bits, *, realign=True, offset_copies=False, slots=4,
+                 checks=False):
         if slots not in (2, 3, 4, 5):
             raise ValueError(f"a stream reader buffers 2 to 5 rows, not {slots!r}")
         self.R = row_bytes
         self.nib_bits = nib_bits
         self.ra_bits = row_addr_bits
         self.realign = realign
+        self.offset_copies = offset_copies and not realign
         self.slots = slots
         self.checks = checks
         window = {"window": Out(8 * row_bytes)} if realign else {}
+        if self.offset_copies:
+            window["offsets"] = Out(exact_log2(2 * row_bytes) * slices(8 * row_bytes))
         super().__init__({
             "start": In(1),
             "start_nib": In(nib_bits),           # first nibble of the run
@@ -102,6 +108,8 @@ class StreamReader(wiring.Component):
             "offset": Out(exact_log2(2 * row_bytes)),   # the consumer's nibble within its row
             **window,
             "has": Out(1),                       # the nibbles to take have arrived
+            "has_rest": Out(1),                  # `has` if take_rest were high
+            "has_take": Out(1),                  # `has` if take_rest were low
             "take": In(nib_bits),                # nibbles consumed this cycle if take_en
             "take_rest": In(1),                  # take everything left instead of `take`
             "take_en": In(1),
@@ -225,15 +233,18 @@ class StreamReader(wiring.Component):
         def sliced(sels):
             return Cat(read(s, j * sl, (j + 1) * sl) for j, s in enumerate(sels))
         m.d.comb += [self.rows.eq(Cat(sliced(cslots), sliced(nslots))), self.offset.eq(pos[:lrn])]
-        if self.realign:
-            # (copies of the offset only for a funnel of its own: on the ECP5 copies are kept
-            # instances, which a reader without one would keep unused)
+        if self.realign or self.offset_copies:
+            # (copies of the offset only for a funnel: on the ECP5 copies are kept instances,
+            # which a reader without one would keep unused)
             offsets = own_replicas(m, platform, lambda q: Mux(self.start, self.start_nib[:lrn],
                                                               Mux(self.take_en, npos[:lrn], q)),
                                    lrn, copies, "offset")
             if self.checks:
                 m.d.sync += [Assert(o == pos[:lrn], "StreamReader: an offset copy differs") for o in offsets]
-            m.d.comb += self.window.eq(funnel(m, self.rows, offsets, 8 * R, 4, "win"))
+            if self.realign:
+                m.d.comb += self.window.eq(funnel(m, self.rows, offsets, 8 * R, 4, "win"))
+            else:
+                m.d.comb += self.offsets.eq(Cat(offsets))
 
         # has = (step <= avail) & (step <= left), step the nibbles a take consumes: for
         # `take_rest` (step = left) left <= avail, else both compares with `take`. Both
@@ -264,7 +275,8 @@ class StreamReader(wiring.Component):
             m.d.sync += [has_rest.eq(left <= avail_g),
                          has_take.eq(Mux(self.take_en, (self.take <= avail_t) & (self.take <= left_t),
                                          (self.take <= avail_g) & (self.take <= left)))]
-        m.d.comb += [self.has.eq(Mux(self.take_rest, has_rest, has_take)), self.left.eq(left)]
+        m.d.comb += [self.has.eq(Mux(self.take_rest, has_rest, has_take)), self.left.eq(left),
+                     self.has_rest.eq(has_rest), self.has_take.eq(has_take)]
         if self.checks:
             direct = Mux(self.take_rest, left <= avail, (self.take <= avail) & (self.take <= left))
             take_q = Signal.like(self.take, name="take_q")
