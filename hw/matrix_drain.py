@@ -121,6 +121,7 @@ class MatrixDrain(wiring.Component):
         # D1: the accumulator word read for position i (held by the read port)
         d1_valid = Signal()
         d1_idx = Signal(AW)
+        d1_base = Signal(AW)                         # its output address, dst + index * esize
         d1_take = Signal()
 
         # parameter requests (one per parameter and block or position)
@@ -230,7 +231,7 @@ class MatrixDrain(wiring.Component):
 
         m.d.comb += [self.acc_en.eq(issue), self.acc_addr.eq(Cat(i[:lpb], ad))]
         with m.If(issue):
-            m.d.sync += [d1_valid.eq(1), d1_idx.eq(idx)]
+            m.d.sync += [d1_valid.eq(1), d1_idx.eq(idx), d1_base.eq(P.dst + (idx << P.res_lsz))]
         with m.Elif(d1_take):
             m.d.sync += d1_valid.eq(0)
 
@@ -240,7 +241,7 @@ class MatrixDrain(wiring.Component):
         # requantisers' stall nor the accumulator memory's read enable in the same cycle
         m.submodules.wq = wq = RegQueue(WriteVector(n, AW), depth=2)
         col_vals = [Signal(signed(OUT_BITS), name=f"col_{j}") for j in range(n)]
-        col_idx = Signal(AW)
+        col_base = Signal(AW)                        # the vector's output address (as d1_base)
         col_nk = Signal(NKW)
         col_take = Signal()
         # the lanes are fed in groups of RQ: group jg, requantiser r takes lane jg * RQ + r, so
@@ -298,7 +299,7 @@ class MatrixDrain(wiring.Component):
                 # completes the vector
                 with m.If(t_last):
                     m.d.comb += col_done.eq(1)
-                    m.d.sync += [col_idx.eq(t_idx), col_nk.eq(t_nk)]
+                    m.d.sync += [col_base.eq(P.dst + (t_idx << P.res_lsz)), col_nk.eq(t_nk)]
         with m.If(feed & en):
             with m.If(last_lane):
                 m.d.comb += d1_take.eq(1)
@@ -307,16 +308,19 @@ class MatrixDrain(wiring.Component):
                 m.d.sync += jg.eq(jg + 1)
         m.d.comb += [self.wvec.valid.eq(wq.r_valid), self.wvec.payload.eq(wq.r_data),
                      wq.r_ready.eq(self.wvec.ready)]
+        # the output addresses are registers, computed with the index: the command fields ->
+        # the shift and the adder -> the queue was the matrix unit's longest placed path
+        # (19.4 ns in `base`, session 30)
         w = wq.w_data
         m.d.comb += [w.lsz.eq(P.res_lsz), w.count.eq(Mux(P.conv, col_nk, desc.nk)),
                      w.stride.eq(P.out_ik << P.res_lsz)]
         with m.If(P.conv):
-            m.d.comb += [wq.w_valid.eq(col_full), w.base.eq(P.dst + (col_idx << P.res_lsz)),
+            m.d.comb += [wq.w_valid.eq(col_full), w.base.eq(col_base),
                          col_take.eq(col_full & wq.w_ready)]
             for j in range(n):
                 m.d.comb += w.data[j].eq(col_vals[j].as_signed())
         with m.Else():
-            m.d.comb += [wq.w_valid.eq(d1_valid), w.base.eq(P.dst + (d1_idx << P.res_lsz)),
+            m.d.comb += [wq.w_valid.eq(d1_valid), w.base.eq(d1_base),
                          d1_take.eq(d1_valid & wq.w_ready)]
             for j in range(n):
                 m.d.comb += w.data[j].eq(self.acc_data[j][:32])
