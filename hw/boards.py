@@ -18,7 +18,7 @@ for a configured domain retire without going anywhere on a board.
 import os
 from dataclasses import dataclass
 
-from amaranth.hdl import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, ResetSignal, Signal
+from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Instance, Module, ResetSignal, Signal
 from amaranth.lib import io, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
@@ -38,25 +38,11 @@ DEFAULT_BAUD = 1_000_000
 POR_SECONDS = 20e-6          # reset held after the clock is stable (iCE40 BRAMs need > 3 us)
 
 
-def sync_reset(m, platform, rst):
-    """Make the register `rst` the sync domain's reset. On the ECP5 it goes through a
-    DCCA clock buffer, which nextpnr routes on a primary clock network. The reset
-    reaches some 38,000 flip-flops in ``base``. In the fabric it was one net spanning
-    the whole die (9.5 ns of wire in the placed ``base``, session 30), and the placer
-    and the router had to carry it. The iCE40 flow promotes such nets itself."""
-    if getattr(platform, "family", None) == "ecp5":
-        rst_g = Signal(name="rst_global")
-        m.submodules.rst_dcc = Instance("DCCA", i_CLKI=rst, i_CE=Const(1), o_CLKO=rst_g)
-        rst = rst_g
-    m.d.comb += ResetSignal("sync").eq(rst)
-
-
-def power_on_reset(m, clk, cycles=16, platform=None):
+def power_on_reset(m, clk, cycles=16):
     """Clock `m`'s sync domain from `clk` and hold its reset for the first `cycles`
     cycles after configuration, from a counter in a reset-less domain. The reset is a
-    register: it reaches every flip-flop of the design (some 38,000 in ``base``), so no
-    logic stands between it and them (on the ECP5 through a global network,
-    `sync_reset`)."""
+    register: it reaches every flip-flop of the design (some 32,000 in ``base``), so no
+    logic stands between it and them."""
     m.domains.por = ClockDomain("por", reset_less=True, local=True)
     m.domains.sync = ClockDomain("sync")
     m.d.comb += [ClockSignal("por").eq(clk), ClockSignal("sync").eq(clk)]
@@ -64,7 +50,7 @@ def power_on_reset(m, clk, cycles=16, platform=None):
     rst = Signal(init=1)
     with m.If(rst):
         m.d.por += [timer.eq(timer + 1), rst.eq(timer != cycles - 1)]
-    sync_reset(m, platform, rst)
+    m.d.comb += ResetSignal("sync").eq(rst)
 
 
 class BridgedCore(wiring.Component):
@@ -319,7 +305,7 @@ class BoardTop(Elaboratable):
         with m.Elif(timer != delay):
             m.d.por += timer.eq(timer + 1)
         m.d.por += rst.eq(~locked_s | (timer != delay))     # a register (see power_on_reset)
-        sync_reset(m, platform, rst)
+        m.d.comb += ResetSignal("sync").eq(rst)
         platform.add_clock_constraint(clk, self.freq_mhz * 1e6)
 
         m.submodules.top = top = BridgedCore(self.config, self.divisor, timeout_bits=self.timeout_bits)

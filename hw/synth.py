@@ -128,7 +128,7 @@ class SynthTop(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        power_on_reset(m, self.clk, platform=platform)
+        power_on_reset(m, self.clk)
         m.submodules.bridged = top = BridgedCore(self.config, self.divisor)
         m.d.comb += [top.rx.eq(self.rx), self.tx.eq(top.tx)]
         return m

@@ -86,7 +86,7 @@ class UnitTop(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        power_on_reset(m, self.clk, platform=platform)
+        power_on_reset(m, self.clk)
         m.submodules.unit = self.unit
         chain = Signal(max(self.in_bits, 1))
         m.d.sync += chain.eq(Cat(self.si, chain[:-1]))

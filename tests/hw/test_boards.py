@@ -61,12 +61,6 @@ def test_ulx3s_top_elaborates():
     p = params(rtlil(files), "EHXPLLL")
     assert (p["CLKI_DIV"], p["CLKFB_DIV"], p["CLKOP_DIV"]) == ("1", "4", "6")   # 25 * 4 = 100, VCO 600
     assert p["FEEDBK_PATH"] == '"CLKOP"'
-    # the reset reaches the flip-flops through a DCCA (a global network), from the reset register
-    il = rtlil(files)
-    dcc = re.search(r"cell \\DCCA \\rst_dcc\n(.*?)\n  end", il, re.S)
-    assert dcc and len(re.findall(r"cell \\DCCA ", il)) == 1, "no single DCCA on the reset"
-    clki, ce, clko = (re.search(rf"connect \\{p} (\S+)", dcc.group(1)).group(1) for p in ("CLKI", "CE", "CLKO"))
-    assert ce == "1'1" and clko == "\\rst" and clki != clko    # the domain's reset is the DCCA's output
 
 
 def test_icebreaker_top_elaborates():
@@ -79,7 +73,7 @@ def test_icebreaker_top_elaborates():
     for port, pin in (("clk12_0__io", 35), ("uart_0__rx__io", 6), ("uart_0__tx__io", 9),
                       ("led_g_0__io", 37), ("led_r_0__io", 11)):
         assert f"set_io {port} {pin}" in pcf
-    assert "SB_PLL40" not in rtlil(files) and "DCCA" not in rtlil(files)     # nextpnr-ice40 promotes the reset
+    assert "SB_PLL40" not in rtlil(files)
 
     files = plan_files("icebreaker", SMALL, freq_mhz=24)
     p = params(rtlil(files), "SB_PLL40_PAD")

@@ -10,7 +10,6 @@
 
 import dataclasses
 import json
-import re
 
 import pytest
 
@@ -258,10 +257,6 @@ def test_tiny_on_ecp5_25k(tmp_path):
     cfg = dataclasses.replace(get_config("tiny"), synth_router="router2")
     report = run_flow(cfg, "ecp5-25k", freq_mhz=25, out_dir=str(tmp_path), log=lambda m: None)
     assert report["router"] == "router2" and "Router2 time" in (tmp_path / "nextpnr.log").read_text()
-    # the reset on a global network (`hw.boards.sync_reset`): nextpnr routes the DCCA's net there,
-    # beside the clock (it names the net after one of its users)
-    globals_ = re.findall(r"routing clock net (\S+) using global", (tmp_path / "nextpnr.log").read_text())
-    assert len(globals_) == 2 and sum("clk" in g for g in globals_) == 1, globals_
     with open(tmp_path / "report.json") as f:
         assert json.load(f) == json.loads(json.dumps(report))
     assert (tmp_path / "report.md").read_text().startswith("# Synthesis report: tiny on ecp5-25k")
