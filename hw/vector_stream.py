@@ -92,9 +92,9 @@ class StreamReader(wiring.Component):
         self.offset_copies = offset_copies and not realign
         self.slots = slots
         self.checks = checks
-        window = {"window": Out(8 * row_bytes)} if realign else {}
+        optional = {"window": Out(8 * row_bytes)} if realign else {}
         if self.offset_copies:
-            window["offsets"] = Out(exact_log2(2 * row_bytes) * slices(8 * row_bytes))
+            optional["offsets"] = Out(exact_log2(2 * row_bytes) * slices(8 * row_bytes))
         super().__init__({
             "start": In(1),
             "start_nib": In(nib_bits),           # first nibble of the run
@@ -106,7 +106,7 @@ class StreamReader(wiring.Component):
             "rsp_data": In(8 * row_bytes),
             "rows": Out(16 * row_bytes),         # the consumer's row and the next one
             "offset": Out(exact_log2(2 * row_bytes)),   # the consumer's nibble within its row
-            **window,
+            **optional,
             "has": Out(1),                       # the nibbles to take have arrived
             "has_rest": Out(1),                  # `has` if take_rest were high
             "has_take": Out(1),                  # `has` if take_rest were low
