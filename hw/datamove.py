@@ -135,12 +135,14 @@ class _Side:
         self.width = Signal(24, name=f"{p}_width_eff")     # width, 0 read as trans_size
         self.has = fld_nz(f"{p}_trans_size")               # holds at least one element
         self.w_nz = fld_nz(f"{p}_width")
-        self.multi = Signal(name=f"{p}_multi")             # num_trans > 1: captured
-        self.one_line = Signal(name=f"{p}_one_line")       # width 0 or trans_size: captured
+        # (reset-less, data: captured with the command / written by setup before CHECK reads
+        # them; `contig` is recomputed every cycle; the verdict flags keep their reset)
+        self.multi = Signal(name=f"{p}_multi", reset_less=True)         # num_trans > 1: captured
+        self.one_line = Signal(name=f"{p}_one_line", reset_less=True)   # width 0 or trans_size: captured
         # setup results
-        self.lines = Signal(24, name=f"{p}_lines")         # trans_size / width
+        self.lines = Signal(24, name=f"{p}_lines", reset_less=True)     # trans_size / width
         self.rem_bad = Signal(name=f"{p}_rem_bad")         # trans_size % width != 0
-        self.contig = Signal(name=f"{p}_contig")           # D-OVERLAP "contiguous"
+        self.contig = Signal(name=f"{p}_contig", reset_less=True)       # D-OVERLAP "contiguous"
         self.oor = Signal(name=f"{p}_oor")                 # extent beyond the memory
         self.ovl = Signal(name=f"{p}_ovl")                 # the other base lies in this extent
         m.d.comb += [
@@ -158,10 +160,12 @@ class _Counter:
     def __init__(self, m, name, width):
         self.m = m
         self.lim = Signal(width, name=f"{name}_lim")             # the walker's input
-        self.lm1 = Signal(width, name=f"{name}_lm1")             # limit - 1, latched at start
-        self.lm1_last = Signal(name=f"{name}_lm1_last")           # limit == 1
-        self.c = Signal(width, name=f"{name}_c")
-        self.last = Signal(name=f"{name}_last")                  # c == 0
+        # (the registers are reset-less, data: loaded by the walker's start, used only while
+        # its `valid`, which keeps its reset, is high)
+        self.lm1 = Signal(width, name=f"{name}_lm1", reset_less=True)       # limit - 1, latched at start
+        self.lm1_last = Signal(name=f"{name}_lm1_last", reset_less=True)     # limit == 1
+        self.c = Signal(width, name=f"{name}_c", reset_less=True)
+        self.last = Signal(name=f"{name}_last", reset_less=True)             # c == 0
 
     def start(self):
         lm1 = (self.lim - 1)[:len(self.lim)]
@@ -212,9 +216,13 @@ class _Walker(Elaboratable):
         n, pw = self.name, self.pw
         cl, cs = _Counter(m, f"{n}_l", 24), _Counter(m, f"{n}_s", 9)
         m.d.comb += [cl.lim.eq(self.lim_l), cs.lim.eq(self.lim_s)]
-        step_l, step_s = Signal(pw, name=f"{n}_q_step_l"), Signal(pw, name=f"{n}_q_step_s")
-        line_len = Signal.like(self.line_len, name=f"{n}_q_line_len")
-        a_surf, a_line = Signal(pw, name=f"{n}_a_surf"), Signal(pw, name=f"{n}_a_line")
+        # the latched inputs and the addresses are reset-less (data): loaded by `start`,
+        # used only while `valid` (reset) is high
+        step_l = Signal(pw, name=f"{n}_q_step_l", reset_less=True)
+        step_s = Signal(pw, name=f"{n}_q_step_s", reset_less=True)
+        line_len = Signal.like(self.line_len, name=f"{n}_q_line_len", reset_less=True)
+        a_surf = Signal(pw, name=f"{n}_a_surf", reset_less=True)
+        a_line = Signal(pw, name=f"{n}_a_line", reset_less=True)
         counters = [cl, cs]
         latched = [(step_l, self.step_l), (step_s, self.step_s), (line_len, self.line_len)]
         if self.repeat:
@@ -225,9 +233,10 @@ class _Walker(Elaboratable):
             ce, ch = _Counter(m, f"{n}_e", len(self.lim_e)), _Counter(m, f"{n}_h", len(self.lim_h))
             m.d.comb += [ce.lim.eq(self.lim_e), ch.lim.eq(self.lim_h)]
             counters += [ce, ch]
-            elem_mode, step_i = Signal(name=f"{n}_q_elem_mode"), Signal(pw, name=f"{n}_q_step_i")
+            elem_mode = Signal(name=f"{n}_q_elem_mode", reset_less=True)
+            step_i = Signal(pw, name=f"{n}_q_step_i", reset_less=True)
             latched += [(elem_mode, self.elem_mode), (step_i, self.step_i)]
-            a_elem = Signal(pw, name=f"{n}_a_elem")
+            a_elem = Signal(pw, name=f"{n}_a_elem", reset_less=True)
             m.d.comb += [self.pos.eq(Mux(elem_mode, a_elem, a_line)), self.len.eq(Mux(elem_mode, 1, line_len))]
         else:
             m.d.comb += [self.pos.eq(a_line), self.len.eq(line_len)]
@@ -366,8 +375,9 @@ class _Chunker(Elaboratable):
         m = Module()
         L, lL, rq, is4 = self.L, exact_log2(self.L), self.runs, self.is4
         m.submodules.q = q = RegQueue(data.StructLayout({"pos": self.pw, "n": lL + 1, "ones": L}))
-        pos = Signal(self.pw)                       # the run being cut
-        rem = Signal(self.rw)                       # its bytes (nibbles) not yet queued
+        # (pos and rem are data, used only while `act`, which keeps its reset)
+        pos = Signal(self.pw, reset_less=True)      # the run being cut
+        rem = Signal(self.rw, reset_less=True)      # its bytes (nibbles) not yet queued
         act = Signal()                              # rem != 0, kept in a register
         p = Mux(act, pos, rq.pos)
         left = Mux(act, rem, rq.len)
@@ -452,6 +462,8 @@ class DataMoveEngine(wiring.Component):
         # captured addresses a cycle later: 634 more LUT4s). (Smaller too: in the flattened
         # `tiny` on an iCE40, 330 more flip-flops but about 400 fewer LUT4s and 330 fewer
         # logic cells, as the field multiplexers are no longer merged into their users.)
+        # The captured registers are reset-less (data): they are loaded in IDLE before the
+        # FSM (reset) leaves it, and read only in the states after.
         table = self.cmd.payload.table
         as_code = self.cmd.payload.as_code
         capture = Signal()                          # IDLE with a command
@@ -465,15 +477,15 @@ class DataMoveEngine(wiring.Component):
             return s
 
         def fld(name, width=None):
-            s = Signal(width or F.field_width(op, name), name=f"f_{name}")
+            s = Signal(width or F.field_width(op, name), name=f"f_{name}", reset_less=True)
             return keep(s, comb_fld(name)[:len(s)])
 
         def fld_hi(name):                           # field bits AW + 1 and up nonzero
-            return keep(Signal(name=f"f_{name}_hi"), comb_fld(name)[AW + 1:] != 0)
+            return keep(Signal(name=f"f_{name}_hi", reset_less=True), comb_fld(name)[AW + 1:] != 0)
 
         mode = fld("transfer_mode")
-        is4 = Signal()                              # the data unit, decoded as it is captured
-        lsz = Signal(2)                             # log2(element bytes)
+        is4 = Signal(reset_less=True)               # the data unit, decoded as it is captured
+        lsz = Signal(2, reset_less=True)            # log2(element bytes)
         with m.If(capture):
             with m.Switch(comb_fld("data_unit")):
                 for u in DataUnit:
@@ -481,11 +493,11 @@ class DataMoveEngine(wiring.Component):
                         m.d.sync += [is4.eq(u.bits == 4),
                                      lsz.eq(exact_log2(u.bits // 8) if u.bits >= 8 else 0)]
         mode_now = comb_fld("transfer_mode")         # decoded as it is captured
-        imm, normal, upsample, transpose = (keep(Signal(name=f"mode_{k}"), mode_now == v) for k, v in
-                                            (("imm", IMMEDIATE), ("normal", NORMAL), ("upsample", UPSAMPLE),
-                                             ("transpose", TRANSPOSE)))
+        imm, normal, upsample, transpose = (keep(Signal(name=f"mode_{k}", reset_less=True), mode_now == v)
+                                            for k, v in (("imm", IMMEDIATE), ("normal", NORMAL),
+                                                         ("upsample", UPSAMPLE), ("transpose", TRANSPOSE)))
         def fld_nz(name):                           # field nonzero
-            return keep(Signal(name=f"f_{name}_nz"), comb_fld(name) != 0)
+            return keep(Signal(name=f"f_{name}_nz", reset_less=True), comb_fld(name) != 0)
 
         d = _Side(m, fld, fld_hi, fld_nz, AW, "des")
         s = _Side(m, fld, fld_hi, fld_nz, AW, "src")
@@ -498,12 +510,14 @@ class DataMoveEngine(wiring.Component):
         # --- setup datapath: one 50-bit adder for multiply-accumulate, divide, compare -----
         # The FSM drives narrow operand buses and strobes; the wide registers are updated
         # in one place below. Both sides share the per-side states through `sd`.
+        # (ma, mb, acc, steps and the registered tests are reset-less, data: loaded by a
+        # mac or division state before it reads them; busy, in_div and phase keep the reset)
         sd = Signal()                               # side in setup: 0 destination, 1 source
         busy = Signal()
-        ma = Signal(24)                             # multiplier / quotient
-        mb = Signal(48)                             # multiplicand / divisor
-        acc = Signal(50)                            # accumulator / remainder
-        steps = Signal(5)
+        ma = Signal(24, reset_less=True)            # multiplier / quotient
+        mb = Signal(48, reset_less=True)            # multiplicand / divisor
+        acc = Signal(50, reset_less=True)           # accumulator / remainder
+        steps = Signal(5, reset_less=True)
         op_a = Signal(24)                           # multiplier to load
         op_b = Signal(24)                           # multiplicand / divisor to load
         op_c = Signal(24)                           # dividend to load
@@ -512,7 +526,7 @@ class DataMoveEngine(wiring.Component):
         alu_sub = Signal()                          # the mac subtracts: set as it loads
         alu_b = Signal(50)
         alu = Signal(51)                            # acc +- alu_b; alu[50]: carry (acc >= b)
-        dlt = Signal(65)                            # src - dst ([64]: the borrow)
+        dlt = Signal(65, reset_less=True)           # src - dst ([64]: the borrow; captured)
         acc_zero = Signal()
         m.d.comb += acc_zero.eq(acc == 0)
         m.d.comb += alu_b.eq(Mux(ma[0], mb, 0))
@@ -522,7 +536,7 @@ class DataMoveEngine(wiring.Component):
         div_sub = Signal(51)                        # acc - mb; [50]: acc >= mb
         # acc >= mb << 1 for the registers of this cycle, computed in the last one: after a
         # normalisation step (mb doubled, acc kept) that is acc >= (old mb) << 2
-        div_norm = Signal()
+        div_norm = Signal(reset_less=True)
         m.d.comb += div_sub.eq(Cat(acc, Const(1, 1)) - mb)
         m.d.sync += div_norm.eq(Mux(norm_step, acc >= (mb << 2), acc >= (mb << 1)))
 
@@ -545,8 +559,8 @@ class DataMoveEngine(wiring.Component):
             """The bytes of `count` elements of `side` (an odd int4 count rounded up) and
             whether the count is an odd int4 one, registered from captured fields (valid
             from the FIELDS state on)."""
-            b = Signal(28, name=f"{side.p}_bytes_{tag}")
-            odd = Signal(name=f"{side.p}_odd_{tag}")
+            b = Signal(28, name=f"{side.p}_bytes_{tag}", reset_less=True)
+            odd = Signal(name=f"{side.p}_odd_{tag}", reset_less=True)
             m.d.sync += [b.eq(Mux(is4, (count + 1) >> 1, count << lsz)), odd.eq(is4 & count[0])]
             return b, odd
 
@@ -560,7 +574,7 @@ class DataMoveEngine(wiring.Component):
             and are registered on their own."""
             def spans(count, stride, tag):
                 b, odd = byte_count(side, count, tag)
-                q = Signal(name=f"{side.p}_spans_{tag}")
+                q = Signal(name=f"{side.p}_spans_{tag}", reset_less=True)
                 m.d.sync += q.eq((stride == b) & ~odd)
                 return b, q
             line_bytes[side.p], span_l = spans(side.width, side.ls, "line")
@@ -591,18 +605,18 @@ class DataMoveEngine(wiring.Component):
         # delta = src - dst, either delta >= 0 and span_d - delta > 0, or delta < 0 and
         # span_s + delta > 0 (EVAL of each side, comparing registers only: -delta is
         # captured too).
-        near_d = Signal()                                     # delta in [0, 2**50)
-        near_s = Signal()                                     # delta in [-2**50, 0)
+        near_d = Signal(reset_less=True)                      # delta in [0, 2**50) (captured)
+        near_s = Signal(reset_less=True)                      # delta in [-2**50, 0)
         dlt_now = Signal(65)
-        ndlt = Signal(51)                                     # -delta, when near_s
+        ndlt = Signal(51, reset_less=True)                    # -delta, when near_s
         m.d.comb += dlt_now.eq(comb_fld("src") - comb_fld("dst"))
         keep(dlt[:50], dlt_now[:50])
         keep(ndlt, (comb_fld("dst") - comb_fld("src"))[:51])
         keep(dlt[64], dlt_now[64])
         keep(near_d, ~dlt_now[64] & (dlt_now[50:64] == 0))
         keep(near_s, dlt_now[64] & (dlt_now[50:64] == (1 << 14) - 1))
-        kh = Signal(AW + 2)                         # <= des width (elements) when legal; 1 unless upsample
-        kv = Signal(24)
+        kh = Signal(AW + 2, reset_less=True)        # <= des width (elements) when legal; 1 unless upsample
+        kv = Signal(24, reset_less=True)            # (kh, kv: set to 1 in IDLE)
         kh_ok = Signal()
         kv_ok = Signal()
         fault = Signal(8)
@@ -753,8 +767,9 @@ class DataMoveEngine(wiring.Component):
         # below 3); `done` waits until both are empty.
         m.submodules.wq = wq = RegQueue(write_request_layout(len(self.wr.req.payload.row), 8 * R), depth=3)
         pv = Signal()                               # a chunk was decided in the last cycle
-        p_row = Signal(len(self.wr.req.payload.row))
-        wr_be = Signal(R)                           # its byte enables
+        # (the pending chunk's row and enables are data, used only under `pv`, which is reset)
+        p_row = Signal(len(self.wr.req.payload.row), reset_less=True)
+        wr_be = Signal(R, reset_less=True)          # its byte enables
         w_space = Signal()
         m.d.comb += w_space.eq(wq.count + pv < 3)
         m.d.comb += [self.wr.req.valid.eq(wq.r_valid), self.wr.req.payload.eq(wq.r_data),
@@ -775,28 +790,31 @@ class DataMoveEngine(wiring.Component):
 
         # a read's bookkeeping, registered in the cycle of the read, reaches its response
         # L = config.mem_latency cycles later through `at_rsp` (L - 1 more registers)
+        # (reset_less for the bookkeeping data, used only under the response's valid bit)
         L_mem = self.config.mem_latency
 
-        def at_rsp(value, name):
-            return delayed(m, value, L_mem - 1, name)
+        def at_rsp(value, name, reset_less=False):
+            return delayed(m, value, L_mem - 1, name, reset_less=reset_less)
 
-        rsp_off = Signal(lR)                        # the byte of interest in the next read's response
-        rsp_off_at = at_rsp(rsp_off, "rsp_off_q")  # ... in the response arriving now
+        rsp_off = Signal(lR, reset_less=True)       # the byte of interest in the next read's response
+        rsp_off_at = at_rsp(rsp_off, "rsp_off_q", reset_less=True)  # ... in the response arriving now
         rsp_byte = select_word(m, self.rd.rsp.payload, rsp_off_at, 8, "rsp_byte", platform)
 
         # --- byte-stream path -----------------------------------------------------------------
         # A circular buffer of C = 4 * lanes bytes between the reader and the writer:
         # stream byte j lives in slot j % C. Reads reserve room before they are issued
         # (the response cannot wait); the writer takes delivered bytes only.
+        # The buffer's bytes and a delivery's size, rotation and slots are reset-less (data:
+        # read only under the reset counts and `inf_v`); the counts keep their reset.
         st_on = Signal()
         wres = Signal(lC + 1)                       # bytes reserved by reads
         wdel = Signal(lC + 1)                       # bytes delivered into the buffer
         rptr = Signal(lC + 1)                       # bytes written out
-        buf = Signal(8 * C)
+        buf = Signal(8 * C, reset_less=True)
         inf_v = Signal()                            # a delivery lands this cycle
         inf_n = Signal(lL + 1)                      # its byte count
         inf_v_r = Signal()                          # a delivery was scheduled in the previous cycle
-        inf_n_r = Signal(lL + 1)                    # (it lands L - 1 cycles later)
+        inf_n_r = Signal(lL + 1, reset_less=True)   # (it lands L - 1 cycles later)
         pmask = ((Const(1, 4) << lsz) - 1)[:3]      # byte index within an element
 
         room = Signal(lC + 1)                       # C - (wres - rptr), kept in a register
@@ -806,7 +824,7 @@ class DataMoveEngine(wiring.Component):
         st_wr = Signal()
         if L == 1:
             # the immediate bypasses the buffer: byte (stream position mod size) of it
-            ph = Signal(3)                          # stream bytes written, mod 8
+            ph = Signal(3, reset_less=True)         # stream bytes written, mod 8 (cleared by dw.start)
             w_go = st_on & w_rdy & (imm | (wdel != rptr))
             m.d.comb += st_rd.eq(r_go & self.rd.req.ready)
         else:
@@ -848,18 +866,18 @@ class DataMoveEngine(wiring.Component):
             blk_in = (self.rd.rsp.payload if L == R
                       else self.rd.rsp.payload.word_select(rsp_off_at[lL:], 8 * L))
             rr = Signal(8 * L)
-            rot = Signal(lL)                        # (rsp_off - wdel) % L of the delivery
+            rot = Signal(lL, reset_less=True)       # (rsp_off - wdel) % L of the delivery
             m.d.sync += rot.eq((r_addr[:lR] - wres)[:lL])
-            m.d.comb += rr.eq(_shr_bytes(Cat(blk_in, blk_in), at_rsp(rot, "rot_q"))[:8 * L])
+            m.d.comb += rr.eq(_shr_bytes(Cat(blk_in, blk_in), at_rsp(rot, "rot_q", reset_less=True))[:8 * L])
             with m.If(imm):
                 m.d.comb += rr.eq(imm_blk)
         # the slots a delivery fills, computed in the cycle of its read (deliveries come
         # in order L cycles after their reads, so wdel then is wres now): registered
         # every cycle, used L cycles later only if a delivery lands
         ones = Cat(Mux(imm, (1 << L) - 1, sc.ones), Const(0, C - L))      # from the chunk's register
-        bmask_r = Signal(C)
+        bmask_r = Signal(C, reset_less=True)
         m.d.sync += bmask_r.eq((Cat(ones, ones) << wres[:lC])[C:2 * C])          # rotated left
-        bmask = at_rsp(bmask_r, "bmask")
+        bmask = at_rsp(bmask_r, "bmask", reset_less=True)
         with m.If(inf_v):
             m.d.sync += wdel.eq(wdel + inf_n)
             for i in range(C):
@@ -868,7 +886,7 @@ class DataMoveEngine(wiring.Component):
         # the delivery's offset and size are captured every cycle (used only when inf_v
         # says a read was issued), so the read decision enables only wres and the queue
         m.d.sync += [inf_v_r.eq(st_rd), inf_n_r.eq(rd_n)]
-        m.d.comb += [inf_v.eq(at_rsp(inf_v_r, "inf_v_q")), inf_n.eq(at_rsp(inf_n_r, "inf_n_q"))]
+        m.d.comb += [inf_v.eq(at_rsp(inf_v_r, "inf_v_q")), inf_n.eq(at_rsp(inf_n_r, "inf_n_q", reset_less=True))]
         with m.If(st_on):
             m.d.sync += rsp_off.eq(r_addr[:lR])
         with m.If(st_rd):
@@ -884,7 +902,7 @@ class DataMoveEngine(wiring.Component):
             m.d.sync += [p_row.eq(w_addr[lR:]),
                          wr_be.eq((~(Const((1 << R) - 1, R) << w_m)[:R] << w_addr[:lR])[:R])]
         if L == 1:
-            p_byte = Signal(8)
+            p_byte = Signal(8, reset_less=True)
             with m.If(st_wr):
                 m.d.sync += [ph.eq(ph + 1),
                              p_byte.eq(Mux(imm, pattern.word_select(ph & pmask, 8), buf.word_select(rptr[:lC], 8)))]
@@ -892,7 +910,7 @@ class DataMoveEngine(wiring.Component):
                 m.d.sync += ph.eq(0)
             st_data = p_byte.replicate(R)
         else:
-            p_gb = Signal(lC)                       # the buffer slot of the chunk's first row byte
+            p_gb = Signal(lC, reset_less=True)      # the buffer slot of the chunk's first row byte
             with m.If(st_wr):
                 m.d.sync += p_gb.eq((rptr - w_addr[:lL])[:lC])
             blk0 = select_word(m, buf, p_gb[lL:], 8 * L, "blk0", platform)
@@ -906,12 +924,13 @@ class DataMoveEngine(wiring.Component):
             m.d.comb += w_take.eq(1)
 
         # --- nibble path (u4/s4) ------------------------------------------------------------
+        # (nibble, i_hi and merged are data, each loaded in the FSM state before its use)
         i_rd_v = Signal()
         i_rd_row = Signal(len(self.rd.req.payload))
         i_wr_v = Signal()
-        nibble = Signal(4)
-        i_hi = Signal()
-        merged = Signal(8)
+        nibble = Signal(4, reset_less=True)
+        i_hi = Signal(reset_less=True)
+        merged = Signal(8, reset_less=True)
 
         # --- port multiplexing ----------------------------------------------------------------
         wreq = wq.w_data

@@ -87,8 +87,10 @@ class DataMoveMicro(wiring.Component):
         ins = rom_rd.data
         i_op, i_a, i_t = ins[:5], ins[5:13], ins[5:15]
         upc = self.upc
-        stack = [Signal(len(upc), name=f"ret{k}") for k in range(2)]
-        acc = Signal(64)
+        # Reset-less (data): the return stack (a RET follows its CALL) and the accumulator
+        # (the microprogram loads it first) are written before they are read in a command.
+        stack = [Signal(len(upc), name=f"ret{k}", reset_less=True) for k in range(2)]
+        acc = Signal(64, reset_less=True)
         carry = Signal()
         side = Signal()
         unit = Signal(6)                            # bits 3:0 element bytes, bit 4 int4
@@ -106,7 +108,7 @@ class DataMoveMicro(wiring.Component):
         # (its address comes with the command, checked by the operand loader; the table is
         # read before the first write, so a move over its own table is harmless)
         as_code = self.cmd.payload.as_code
-        tb_base = Signal(PW - 1)                    # the table address, registered when taken
+        tb_base = Signal(PW - 1, reset_less=True)   # the table address, registered when taken (IDLE)
         tb_addr = Signal(PW - 1)
         tb_ok = Signal()                            # the byte lies inside its region
         j = i_a[:6]
@@ -116,7 +118,7 @@ class DataMoveMicro(wiring.Component):
                     for r, (off, n) in enumerate(regions[as_bits]):
                         with m.Case(r):
                             m.d.comb += [tb_addr.eq(tb_base + off + j), tb_ok.eq(j < n)]
-        tb_ok_q = Signal()
+        tb_ok_q = Signal(reset_less=True)           # (set with TB's read, used in its execution)
 
         # --- ALU ----------------------------------------------------------------------------
         imm = i_a
@@ -133,23 +135,27 @@ class DataMoveMicro(wiring.Component):
         zero = acc == 0
 
         # --- copier ------------------------------------------------------------------------
-        sp = Signal(PW)
-        dp = Signal(PW)
-        n_rd = Signal(NW)                           # items still to read
-        n_wr = Signal(NW)                           # items still to write
-        imm_run = Signal()
-        ph = Signal(3)                              # immediate: byte of the pattern
+        # Reset-less (data): positions, counts and mode loaded by SETP/SETD/RUN and used
+        # only while `run` (reset) is high; the queue's bytes under its reset count and
+        # pointers; a read's byte offset and the int4 nibble and merged byte under the
+        # reset `pend`, `nstate` and FSM.
+        sp = Signal(PW, reset_less=True)
+        dp = Signal(PW, reset_less=True)
+        n_rd = Signal(NW, reset_less=True)          # items still to read
+        n_wr = Signal(NW, reset_less=True)          # items still to write
+        imm_run = Signal(reset_less=True)
+        ph = Signal(3, reset_less=True)             # immediate: byte of the pattern
         is4 = unit[4]
-        q = [Signal(8, name=f"q{k}") for k in range(4)]
+        q = [Signal(8, name=f"q{k}", reset_less=True) for k in range(4)]
         q_wp = Signal(2)
         q_rp = Signal(2)
         q_n = Signal(3)
         pend = Signal()                             # a read response arrives this cycle
-        rsp_off = Signal(lR + 1)                    # its byte in the row, and which nibble
+        rsp_off = Signal(lR + 1, reset_less=True)   # its byte in the row, and which nibble
         rsp_byte = self.rd.rsp.payload.word_select(rsp_off[1:], 8)
-        nib = Signal(4)
+        nib = Signal(4, reset_less=True)
         nstate = Signal(3)                          # int4: 0 read src, 1 src rsp, 2 read dst, 3 dst rsp, 4 write
-        merged = Signal(8)
+        merged = Signal(8, reset_less=True)
 
         def row(pos):
             return pos[1 + lR:]

@@ -13,12 +13,14 @@ from amaranth.hdl import Signal, Value
 __all__ = ["delayed"]
 
 
-def delayed(m, value, cycles, name):
+def delayed(m, value, cycles, name, reset_less=False):
     """`value` delayed by `cycles` registers of the ``sync`` domain (`value` itself for 0).
-    The registers are named `name` (one register) or ``{name}_d1`` .. (several)."""
+    The registers are named `name` (one register) or ``{name}_d1`` .. (several);
+    `reset_less` for data that a delayed valid bit (with a reset) qualifies."""
     value = Value.cast(value)
     for k in range(cycles):
-        q = Signal(value.shape(), name=f"{name}_d{k + 1}" if cycles > 1 else name)
+        q = Signal(value.shape(), name=f"{name}_d{k + 1}" if cycles > 1 else name,
+                   reset_less=reset_less)
         m.d.sync += q.eq(value)
         value = q
     return value

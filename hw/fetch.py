@@ -144,19 +144,22 @@ class Fetcher(wiring.Component):
         group_rows = GROUP_BYTES // rb              # rows of a group
 
         # --- registers --------------------------------------------------------------
+        # Reset-less (data): pc, slot and req_row are loaded by `start` and used only while
+        # `running`; the DID pack, the staged half row and the buffer entries are read only
+        # under `pos`, `count` and the read pointer, which keep their reset.
         running = Signal()                          # = busy
         bad = Signal()                              # the start was misaligned / out of memory
-        pc = Signal(64)                             # PC of the next instruction to emit
-        slot = Signal(range(GROUP_SIZE))            # its slot in the group
+        pc = Signal(64, reset_less=True)            # PC of the next instruction to emit
+        slot = Signal(range(GROUP_SIZE), reset_less=True)   # its slot in the group
         sub = Signal(range(max(per, 2)))            # its place in the head entry (1 bit at least)
-        req_row = Signal(ab + 1)                    # next row to request
+        req_row = Signal(ab + 1, reset_less=True)   # next row to request
         L = cfg.mem_latency
         pending = Signal(L)                         # responses in flight; bit 0: due this cycle
         pos = Signal(range(group_rows))             # that response's row within its group
-        dids = Signal(8 * DID_PACK_BYTES)           # DID pack (shifted out as used)
-        stage = Signal(64) if rb == 8 else None     # first half of a payload (8-byte rows)
-        buf_payload = Array(Signal(128 * per, name=f"buf_payload_{i}") for i in range(depth))
-        buf_did = Array(Signal(8 * per, name=f"buf_did_{i}") for i in range(depth))
+        dids = Signal(8 * DID_PACK_BYTES, reset_less=True)          # DID pack (shifted out as used)
+        stage = Signal(64, reset_less=True) if rb == 8 else None    # first half of a payload (8-byte rows)
+        buf_payload = Array(Signal(128 * per, name=f"buf_payload_{i}", reset_less=True) for i in range(depth))
+        buf_did = Array(Signal(8 * per, name=f"buf_did_{i}", reset_less=True) for i in range(depth))
         wp = Signal(range(max(depth, 2)))           # (1 bit at least: no zero-width signals
         rp = Signal(range(max(depth, 2)))           # in the Verilog of a 1-entry buffer)
         count = Signal(range(depth + 1))

@@ -162,7 +162,7 @@ class MatrixEngine(wiring.Component):
                 names = {x.name for x in op.table.resolve(32).fields}
                 vals.append(F.field(cmd.table, cmd.as_code, op, name) if name in names else Const(0, 1))
             m.d.comb += getattr(fd, name).eq(Mux(conv, vals[1], vals[0]))
-        f = Signal(OperandFields)
+        f = Signal(OperandFields, reset_less=True)   # data: loaded every cycle
         m.d.sync += f.eq(fd)
         conv = f.conv
         m.d.comb += setup.f.eq(f)
@@ -203,7 +203,9 @@ class MatrixEngine(wiring.Component):
         FREE, LOADING, READY = 0, 1, 2
         wstate = [Signal(2, name=f"wbank{b}_state") for b in range(2)]
         swapping = [Signal(name=f"wbank{b}_swapping") for b in range(2)]
-        pad_bank = [[Signal(signed(OP_BITS), name=f"pad{b}_{i}") for i in range(n)] for b in range(2)]
+        # data: a bank's padding values are loaded with its tile, before the bank is READY
+        pad_bank = [[Signal(signed(OP_BITS), name=f"pad{b}_{i}", reset_less=True) for i in range(n)]
+                    for b in range(2)]
         bside = gb.out_side
         for b in range(2):
             m.d.comb += [agu.w_ready[b].eq(wstate[b] == READY),
@@ -246,9 +248,12 @@ class MatrixEngine(wiring.Component):
                      sb_in.lastpass.eq(aside.lastpass)]
         sb = sb_in
         for k in range(arr.latency):
-            d = Signal(SB, name=f"sb_{k}")
-            m.d.sync += d.eq(sb)
-            sb = d
+            # data: the bookkeeping counts only under its valid bit, a register of its own
+            # with the reset (the struct's `valid` field is replaced by it)
+            d = Signal(SB, name=f"sb_{k}", reset_less=True)
+            v = Signal(name=f"sb_{k}_valid")
+            m.d.sync += [d.eq(sb), v.eq(sb.valid)]
+            sb = SB(Cat(v, d.as_value()[1:]))
 
         for b in range(2):
             with m.If(wl.w_load[b]):
@@ -268,11 +273,13 @@ class MatrixEngine(wiring.Component):
         AFREE, COMPUTE, FULL = 0, 1, 2
         astate = [Signal(2, name=f"abank{b}_state") for b in range(2)]
         final = [Signal(lpb + 1, name=f"abank{b}_final") for b in range(2)]
+        # data: a bank's block descriptor, loaded when the block takes the bank (astate, reset)
+        desc = [Signal(agu.desc.shape(), name=f"abank{b}_desc", reset_less=True) for b in range(2)]
         for b in range(2):
             m.d.comb += [agu.acc_free[b].eq(astate[b] == AFREE), dr.full[b].eq(astate[b] == FULL),
-                         dr.final[b].eq(final[b])]
+                         dr.final[b].eq(final[b]), dr.desc[b].eq(desc[b])]
             with m.If(agu.acc_take[b]):
-                m.d.sync += [astate[b].eq(COMPUTE), dr.desc[b].eq(agu.desc), final[b].eq(0)]
+                m.d.sync += [astate[b].eq(COMPUTE), desc[b].eq(agu.desc), final[b].eq(0)]
             with m.If(accs.w_valid & w_lastpass & (w_abank == b)):
                 m.d.sync += [astate[b].eq(FULL), final[b].eq(final[b] + 1)]
             with m.If(dr.free[b]):

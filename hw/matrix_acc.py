@@ -70,21 +70,26 @@ class Accumulators(wiring.Component):
         # R: read the position
         m.d.comb += [rmw.addr.eq(self.in_addr), rmw.en.eq(1)]
         # S: the word arrives; compare with the writes it missed
-        stage = data.StructLayout({"valid": 1, "addr": len(self.in_addr), "first": 1, "tag": len(self.in_tag),
+        # the valid bits are reset; everything else is data that counts only under them (the
+        # write's port enable and the caller's w_valid are q's valid bit; f1/f2 select data
+        # and are recomputed each cycle from the valid bits)
+        stage = data.StructLayout({"addr": len(self.in_addr), "first": 1, "tag": len(self.in_tag),
                                    "sums": self.in_sums.shape()})
-        s, q = Signal(stage), Signal(stage)
-        m.d.sync += [s.valid.eq(self.in_valid), s.addr.eq(self.in_addr), s.first.eq(self.in_first),
-                     s.tag.eq(self.in_tag), s.sums.eq(self.in_sums), q.eq(s)]
-        q_word = Signal(words)                      # the word read, registered
-        w1_valid, w1_addr = Signal(), Signal.like(q.addr)      # the last write
-        w1_data, w2_data = Signal(words), Signal(words)        # the last two writes' sums
-        f1, f2 = Signal(), Signal()                 # Q takes the last write's / the one before
+        s_valid, q_valid = Signal(name="s_valid"), Signal(name="q_valid")
+        s, q = Signal(stage, reset_less=True), Signal(stage, reset_less=True)
+        m.d.sync += [s_valid.eq(self.in_valid), s.addr.eq(self.in_addr), s.first.eq(self.in_first),
+                     s.tag.eq(self.in_tag), s.sums.eq(self.in_sums), q_valid.eq(s_valid), q.eq(s)]
+        q_word = Signal(words, reset_less=True)     # the word read, registered
+        w1_valid, w1_addr = Signal(), Signal.like(q.addr, reset_less=True)     # the last write
+        # the last two writes' sums
+        w1_data, w2_data = Signal(words, reset_less=True), Signal(words, reset_less=True)
+        f1, f2 = Signal(reset_less=True), Signal(reset_less=True)   # Q takes the last write's / the one before
         m.d.sync += [q_word.eq(rmw.data),
-                     f1.eq(q.valid & (q.addr == s.addr)), f2.eq(w1_valid & (w1_addr == s.addr))]
+                     f1.eq(q_valid & (q.addr == s.addr)), f2.eq(w1_valid & (w1_addr == s.addr))]
         # Q: add and write
-        m.d.comb += [wr.addr.eq(q.addr), wr.en.eq(q.valid), self.w_valid.eq(q.valid), self.w_tag.eq(q.tag)]
+        m.d.comb += [wr.addr.eq(q.addr), wr.en.eq(q_valid), self.w_valid.eq(q_valid), self.w_tag.eq(q.tag)]
         for j in range(n):
             word = Mux(f1, w1_data[j], Mux(f2, w2_data[j], q_word[j]))
             m.d.comb += wr.data[j].eq(Mux(q.first, 0, word) + q.sums[j])
-        m.d.sync += [w1_valid.eq(q.valid), w1_addr.eq(q.addr), w1_data.eq(wr.data), w2_data.eq(w1_data)]
+        m.d.sync += [w1_valid.eq(q_valid), w1_addr.eq(q.addr), w1_data.eq(wr.data), w2_data.eq(w1_data)]
         return m

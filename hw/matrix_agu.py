@@ -101,10 +101,11 @@ class _Tiles:
         self.ky = Signal(5, name=f"{prefix}_ky")
         self.kx = Signal(5, name=f"{prefix}_kx")
         self.c0 = Signal(13, name=f"{prefix}_c0")
-        self.ky_off = Signal(aw, name=f"{prefix}_ky_off")
-        self.pk_off = Signal(aw, name=f"{prefix}_pk_off")
-        self.c_off = Signal(aw, name=f"{prefix}_c_off")
-        self.off = Signal(aw, name=f"{prefix}_off")
+        # data: byte offsets, loaded by `reset` at a walk's start (the counters keep the reset)
+        self.ky_off = Signal(aw, name=f"{prefix}_ky_off", reset_less=True)
+        self.pk_off = Signal(aw, name=f"{prefix}_pk_off", reset_less=True)
+        self.c_off = Signal(aw, name=f"{prefix}_c_off", reset_less=True)
+        self.off = Signal(aw, name=f"{prefix}_off", reset_less=True)
 
     def first(self):
         return (self.ky == 0) & (self.kx == 0) & (self.c0 == 0)
@@ -159,13 +160,15 @@ class _Packed:
         self.ky = Signal(5, name=f"{prefix}_pky")
         self.r = Signal(10, name=f"{prefix}_pr")
         self.rem = Signal(11, name=f"{prefix}_prem")         # prow - r
-        self.ky_off = Signal(aw, name=f"{prefix}_pky_off")
+        # data: the offsets and lane masks, loaded with the tile (`reset` at a walk's start);
+        # the counters and the first/last flags keep the reset
+        self.ky_off = Signal(aw, name=f"{prefix}_pky_off", reset_less=True)
         self.nA = Signal(range(n + 1), name=f"{prefix}_pna")
-        self.maskA = Signal(n, name=f"{prefix}_pmask_a")
-        self.maskB = Signal(n, name=f"{prefix}_pmask_b")
+        self.maskA = Signal(n, name=f"{prefix}_pmask_a", reset_less=True)
+        self.maskB = Signal(n, name=f"{prefix}_pmask_b", reset_less=True)
         self.is_first = Signal(name=f"{prefix}_pfirst")
         self.is_last = Signal(name=f"{prefix}_plast")
-        self.off = Signal(aw, name=f"{prefix}_poff")
+        self.off = Signal(aw, name=f"{prefix}_poff", reset_less=True)
         self.op = Signal(2, name=f"{prefix}_pop")
         self.upd = Signal(name=f"{prefix}_pupd")
         m.d.comb += self.upd.eq(self.op != self.HOLD)
@@ -236,10 +239,12 @@ class ActivationAGU(wiring.Component):
 
         # positions: block start (blk_*) and current (cur_*); ``base`` = rowbase + xoff, a
         # register of its own (a request adds only the tile's offset to it)
+        # (data: loaded at the start; they give the requests' addresses and pixels, the
+        # block's end comes from the counters i, left, k0 and the tiles')
         names = ("oy", "ox", "rowbase", "xoff", "base", "y", "x")
         widths = (14, 14, AW, AW, AW, 14, 14)
-        blk = {k: Signal(w, name=f"blk_{k}") for k, w in zip(names, widths)}
-        cur = {k: Signal(w, name=f"cur_{k}") for k, w in zip(names, widths)}
+        blk = {k: Signal(w, name=f"blk_{k}", reset_less=True) for k, w in zip(names, widths)}
+        cur = {k: Signal(w, name=f"cur_{k}", reset_less=True) for k, w in zip(names, widths)}
         nxt = {k: Signal(w, name=f"nxt_{k}") for k, w in zip(names, widths)}
         wrap = cur["ox"] + 1 == g.Wo
         m.d.comb += [
@@ -255,8 +260,8 @@ class ActivationAGU(wiring.Component):
         i = Signal(lpb + 1)                          # position within the block
         left = Signal(27)                            # positions from the block's first on: n_pos - p0
         k0 = Signal(13)
-        p_is = Signal(AW)                            # p0 * out_is
-        k_ik = Signal(AW)                            # k0 * out_ik
+        p_is = Signal(AW, reset_less=True)           # p0 * out_is (data: loaded at the start)
+        k_ik = Signal(AW, reset_less=True)           # k0 * out_ik (data: loaded at the start)
         wb = Signal()                                # weight bank of the pass
         ab = Signal()                                # accumulator bank of the block
         new_block = Signal()                         # the next vector starts a block
@@ -282,9 +287,10 @@ class ActivationAGU(wiring.Component):
         # lane, less xoff: lane l's byte in the line is xoff + r * es + l * es (segment A)
         # or xoff - nA * es + l * es (segment B)
         SW = AW + 4
-        pky_t = Signal(signed(7), name="act_pky_t")
-        poff_b = Signal(AW, name="act_poff_b")
-        pwin = [Signal(signed(SW), name=f"act_pwin_{k}") for k in ("lo_a", "hi_a", "lo_b", "hi_b")]
+        # (data: loaded with the tile, `pk.upd`, which the start asserts)
+        pky_t = Signal(signed(7), name="act_pky_t", reset_less=True)
+        poff_b = Signal(AW, name="act_poff_b", reset_less=True)
+        pwin = [Signal(signed(SW), name=f"act_pwin_{k}", reset_less=True) for k in ("lo_a", "hi_a", "lo_b", "hi_b")]
         prow_b = g.prow << g.fm_lsz
         r_b = pk.nxt["r"] << g.fm_lsz
         with m.If(pk.upd):
@@ -413,8 +419,9 @@ class WeightLoader(wiring.Component):
         m.d.comb += last_tile.eq(Mux(g.packed, pk.last(g, n), tl.last(g, n)))
         p0 = Signal(27)
         k0 = Signal(13)
-        kbase = Signal(AW)                           # w_base + k0 * kls
-        jbase = Signal(AW)                           # w_base + (k0 + j) * kls
+        # data: addresses loaded at the start (kbase) and with each pass (jbase)
+        kbase = Signal(AW, reset_less=True)          # w_base + k0 * kls
+        jbase = Signal(AW, reset_less=True)          # w_base + (k0 + j) * kls
         j = Signal(range(n + 1))
         pad_now = Signal()                           # issuing the pad request
         wb = Signal()

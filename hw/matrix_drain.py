@@ -104,15 +104,18 @@ class MatrixDrain(wiring.Component):
         rq_busy = Cat(*(rq.busy for rq in rqs)).any()
 
         ad = Signal()                                # bank being drained
-        desc = Signal(BlockDesc(n, pb, AW))
+        # desc and idx: loaded when a block begins (the FSM leaves WAIT), used only after
+        desc = Signal(BlockDesc(n, pb, AW), reset_less=True)
         i = Signal(lpb + 1)
-        idx = Signal(AW)                             # output index of (position i, k0)
+        idx = Signal(AW, reset_less=True)            # output index of (position i, k0)
         q = Signal(3)                                # parameter request iterator
         pending = Signal(4)                          # parameter deliveries outstanding
         pel_ok = Signal()                            # per-element parameters of position i loaded
         drained = Signal(32)
         m.d.comb += self.drained.eq(drained)
-        preg = [[Signal(signed(PARAM_BITS), name=f"preg_{p}_{j}") for j in range(n)] for p in PARAMS]
+        # data: a parameter is delivered before the state that requested it is left
+        preg = [[Signal(signed(PARAM_BITS), name=f"preg_{p}_{j}", reset_less=True) for j in range(n)]
+                for p in PARAMS]
 
         modes = [getattr(P, f"{p}_mode") for p in PARAMS]
         any_pel = P.conv & Cat(*(md == PER_ELEM for md in modes)).any()
@@ -120,8 +123,8 @@ class MatrixDrain(wiring.Component):
 
         # D1: the accumulator word read for position i (held by the read port)
         d1_valid = Signal()
-        d1_idx = Signal(AW)
-        d1_base = Signal(AW)                         # its output address, dst + index * esize
+        d1_idx = Signal(AW, reset_less=True)         # data: only under d1_valid (reset)
+        d1_base = Signal(AW, reset_less=True)        # its output address, dst + index * esize
         d1_take = Signal()
 
         # parameter requests (one per parameter and block or position)
@@ -132,8 +135,9 @@ class MatrixDrain(wiring.Component):
         # choice of the parameter to gather B's queue: per channel (kernel k0 of the block) set
         # when the block begins; per element (the position's index) refreshed every cycle (idx
         # changes at an issue, two cycles or more before the position's first request)
-        pbase_ch = [Signal(AW, name=f"pbase_ch_{p}") for p in PARAMS]
-        pbase_el = [Signal(AW, name=f"pbase_el_{p}") for p in PARAMS]
+        # (data: set when a block begins / refreshed every cycle, read only by requests)
+        pbase_ch = [Signal(AW, name=f"pbase_ch_{p}", reset_less=True) for p in PARAMS]
+        pbase_el = [Signal(AW, name=f"pbase_el_{p}", reset_less=True) for p in PARAMS]
         for k, p in enumerate(PARAMS):
             m.d.sync += pbase_el[k].eq(getattr(P, f"{p}_addr") + (idx << getattr(P, f"{p}_lsz")))
         with m.Switch(qs):
@@ -240,9 +244,10 @@ class MatrixDrain(wiring.Component):
         # the vectors leave through a register queue: the writer's ready reaches neither the
         # requantisers' stall nor the accumulator memory's read enable in the same cycle
         m.submodules.wq = wq = RegQueue(WriteVector(n, AW), depth=2)
-        col_vals = [Signal(signed(OUT_BITS), name=f"col_{j}") for j in range(n)]
-        col_base = Signal(AW)                        # the vector's output address (as d1_base)
-        col_nk = Signal(NKW)
+        # the collected vector: data, only under col_full (reset)
+        col_vals = [Signal(signed(OUT_BITS), name=f"col_{j}", reset_less=True) for j in range(n)]
+        col_base = Signal(AW, reset_less=True)       # the vector's output address (as d1_base)
+        col_nk = Signal(NKW, reset_less=True)
         col_take = Signal()
         # the lanes are fed in groups of RQ: group jg, requantiser r takes lane jg * RQ + r, so
         # each requantiser's lane multiplexers have n / RQ inputs, not n

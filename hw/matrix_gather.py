@@ -111,19 +111,21 @@ class VectorGather(wiring.Component):
         req = self.req.payload
 
         # --- issue stage registers ------------------------------------------------------
+        # (v0, done0, bi and the hits keep the reset; the vector's fields are data, loaded
+        # with the vector and read only under v0)
         v0 = Signal()                                # a vector is being issued
-        addr = [Signal(AW, name=f"addr_{i}") for i in range(n)]   # byte address of the current beat
-        active0 = Signal(n)
+        addr = [Signal(AW, name=f"addr_{i}", reset_less=True) for i in range(n)]   # byte address of the current beat
+        active0 = Signal(n, reset_less=True)
         done0 = Signal(n)                            # lane served in this beat
         bi = Signal(BW)                              # byte of the beat
-        lsz0 = Signal(2)
-        sgn0 = Signal()
-        side0 = Signal(self.side_layout)
+        lsz0 = Signal(2, reset_less=True)
+        sgn0 = Signal(reset_less=True)
+        side0 = Signal(self.side_layout, reset_less=True)
 
-        # per-lane cache state
-        tag = [Signal(RW, name=f"tag_{i}") for i in range(n)]
+        # per-lane cache state (data: a lane's tag and row count only under its tvalid, reset)
+        tag = [Signal(RW, name=f"tag_{i}", reset_less=True) for i in range(n)]
         tvalid = Signal(n)
-        cache = [Signal(8 * R, name=f"cache_{i}") for i in range(n)]
+        cache = [Signal(8 * R, name=f"cache_{i}", reset_less=True) for i in range(n)]
 
         row = [a[lR:] for a in addr]
         # hit[i] (tvalid[i] and tag[i] == row[i]) is a register loaded with its next value
@@ -177,23 +179,28 @@ class VectorGather(wiring.Component):
 
         # --- response stage registers (the beat as issued); they meet the response
         # L = mem_latency cycles after the request, L - 1 registers later (`at_rsp`) -------
+        # (the flags beat and last keep the reset; the beat's values are data, read only under
+        # them)
         def stage(p):                               # a beat's registers in stage `p`
             return SimpleNamespace(
-                beat=Signal(name=f"{p}_beat"), last=Signal(name=f"{p}_last"), bi=Signal(BW, name=f"{p}_bi"),
-                off=[Signal(lR, name=f"{p}_off_{i}") for i in range(n)], active=Signal(n, name=f"{p}_active"),
-                lsz=Signal(2, name=f"{p}_lsz"), sgn=Signal(name=f"{p}_sgn"), side=Signal(self.side_layout,
-                                                                                          name=f"{p}_side"))
+                beat=Signal(name=f"{p}_beat"), last=Signal(name=f"{p}_last"),
+                bi=Signal(BW, name=f"{p}_bi", reset_less=True),
+                off=[Signal(lR, name=f"{p}_off_{i}", reset_less=True) for i in range(n)],
+                active=Signal(n, name=f"{p}_active", reset_less=True),
+                lsz=Signal(2, name=f"{p}_lsz", reset_less=True), sgn=Signal(name=f"{p}_sgn", reset_less=True),
+                side=Signal(self.side_layout, name=f"{p}_side", reset_less=True))
 
         s1_read = Signal()
-        s1_load = Signal(n)
+        s1_load = Signal(n, reset_less=True)         # data: read only under s1_read
         s1 = stage("s1")
 
-        def at_rsp(value, name):
-            return delayed(m, value, self.config.mem_latency - 1, name)
+        def at_rsp(value, name, reset_less=False):
+            return delayed(m, value, self.config.mem_latency - 1, name, reset_less=reset_less)
 
         # --- extract stage registers ------------------------------------------------------
         s2 = stage("s2")
-        elem = [Signal(max(1, 8 * (MB - 1)), name=f"elem_{i}") for i in range(n)]
+        # data: an element's lower bytes, read only with its last byte (s2.last)
+        elem = [Signal(max(1, 8 * (MB - 1)), name=f"elem_{i}", reset_less=True) for i in range(n)]
 
         # accept a new vector when the stage is empty or finishes this cycle
         m.d.comb += self.req.ready.eq(~v0 | vec_end)
@@ -256,16 +263,17 @@ class VectorGather(wiring.Component):
         m.d.sync += [s1.off[i].eq(addr[i][:lR]) for i in range(n)]
 
         # response: fill the caches
-        r_read, r_load = at_rsp(s1_read, "r_read"), at_rsp(s1_load, "r_load")
+        # (r_read, r_beat and r_last keep the reset; the rest is data they qualify)
+        r_read, r_load = at_rsp(s1_read, "r_read"), at_rsp(s1_load, "r_load", reset_less=True)
         r_beat = at_rsp(s1.beat, "r_beat")
         for i in range(n):
             with m.If(r_read & r_load[i]):
                 m.d.sync += cache[i].eq(self.rd.rsp.payload)
         m.d.sync += [s2.beat.eq(r_beat), s2.last.eq(at_rsp(s1.last, "r_last"))]
-        m.d.sync += [s2.bi.eq(at_rsp(s1.bi, "r_bi")), s2.active.eq(at_rsp(s1.active, "r_active")),
-                     s2.lsz.eq(at_rsp(s1.lsz, "r_lsz")), s2.sgn.eq(at_rsp(s1.sgn, "r_sgn")),
-                     s2.side.eq(at_rsp(s1.side, "r_side"))]
-        m.d.sync += [s2.off[i].eq(at_rsp(s1.off[i], f"r_off_{i}")) for i in range(n)]
+        m.d.sync += [s2.bi.eq(at_rsp(s1.bi, "r_bi", True)), s2.active.eq(at_rsp(s1.active, "r_active", True)),
+                     s2.lsz.eq(at_rsp(s1.lsz, "r_lsz", True)), s2.sgn.eq(at_rsp(s1.sgn, "r_sgn", True)),
+                     s2.side.eq(at_rsp(s1.side, "r_side", True))]
+        m.d.sync += [s2.off[i].eq(at_rsp(s1.off[i], f"r_off_{i}", True)) for i in range(n)]
 
         # extract: one byte per lane per beat
         vb = self.value_bits

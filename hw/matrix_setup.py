@@ -123,8 +123,12 @@ class MatrixSetup(wiring.Component):
         # the outputs are registers: comb from the fields and the step results (all
         # settled cycles before `done`), so the products and sums below (C * K_W, the
         # padded base) are off the walkers' paths
+        # (data, and loaded every cycle: reset-less, through a register of its own, as a port
+        # has no reset_less)
         f, o = self.f, Signal(SetupOutputs(self.addr_bits))
-        m.d.sync += self.out.eq(o)
+        out = Signal(SetupOutputs(self.addr_bits), reset_less=True)
+        m.d.sync += out.eq(o)
+        m.d.comb += self.out.eq(out)
         AW = self.addr_bits
         MEM = self.config.mem_bytes
         conv = f.conv
@@ -179,25 +183,26 @@ class MatrixSetup(wiring.Component):
             | int4 | (~conv & ~r_u[3]) | (KH > Hp) | (KW > Wp))
 
         # --- shared serial multiplier / divider ------------------------------------------
-        ma = Signal(48)                              # multiplicand
-        ma3 = Signal(50)                             # 3 * ma
-        mb = Signal(26)                              # multiplier, consumed from the top
-        macc = Signal(66)
-        dq = Signal(14)                              # quotient
-        drem = Signal(15)
-        ddiv = Signal(5)
+        # data: loaded by every step's LOAD state before its RUN state reads them
+        ma = Signal(48, reset_less=True)             # multiplicand
+        ma3 = Signal(50, reset_less=True)            # 3 * ma
+        mb = Signal(26, reset_less=True)             # multiplier, consumed from the top
+        macc = Signal(66, reset_less=True)
+        dq = Signal(14, reset_less=True)             # quotient
+        drem = Signal(15, reset_less=True)
+        ddiv = Signal(5, reset_less=True)
 
-        # results (registers)
-        Ho, Wo = Signal(14), Signal(14)
-        n_pos = Signal(27)
-        n_out = Signal(39)
-        khkw = Signal(8)
+        # results (registers; data: every instruction's steps write them before they are read)
+        Ho, Wo = Signal(14, reset_less=True), Signal(14, reset_less=True)
+        n_pos = Signal(27, reset_less=True)
+        n_out = Signal(39, reset_less=True)
+        khkw = Signal(8, reset_less=True)
         fm_span = Signal(48)
         k_span = Signal(48)
         regs = {}
 
         def reg(name, w):
-            regs[name] = Signal(w, name=f"r_{name}")
+            regs[name] = Signal(w, name=f"r_{name}", reset_less=True)
             return regs[name]
         r_vls, r_sxs, r_tls, r_lxs, r_ckk = (reg(x, 48) for x in ("vls", "sxs", "tls", "lxs", "ckk"))
         r_c1, r_h1, r_w1, r_k1 = (reg(x, 48) for x in ("c1cs", "h1ls", "w1xs", "k1kls"))
@@ -237,13 +242,14 @@ class MatrixSetup(wiring.Component):
         # constants no range needs (`range_step` on); VERDICT waits for it to be empty.
         w_lsz, r_lsz = w_u[4], r_u[4]
         dst_n = Signal(42)
-        fm_span_r, k_span_r = Signal(48), Signal(48)
-        dst_end = Signal(66)
+        # data, refreshed every cycle (below)
+        fm_span_r, k_span_r = Signal(48, reset_less=True), Signal(48, reset_less=True)
+        dst_end = Signal(66, reset_less=True)
         # registers, refreshed every cycle: their inputs are settled cycles before the
         # pipeline reads them (n_out, r_ckk, r_c1, r_h1, r_w1 come two steps or more before
         # `range_step`, r_k1 the step before it); one adder each (the feature map's four
         # terms in two levels of registers)
-        fm_ch, fm_xw = Signal(48), Signal(48)
+        fm_ch, fm_xw = Signal(48, reset_less=True), Signal(48, reset_less=True)
         m.d.comb += [
             fm_span.eq(fm_ch + fm_xw),
             k_span.eq(r_k1 + (r_ckk << w_lsz)),
@@ -263,13 +269,14 @@ class MatrixSetup(wiring.Component):
         rk = Signal(range(len(ranges)))
         r_run = Signal()                             # selecting range rk
         # stage 1: the selected range (registers: no decoding of rk on the adder's path)
-        c_v, c_en, c_rd = Signal(), Signal(), Signal()
-        c_a = Signal(64)
-        c_n = Signal(48)
+        # (the valid bits c_v, e_v keep the reset; the range is data, read only under them)
+        c_v, c_en, c_rd = Signal(), Signal(reset_less=True), Signal(reset_less=True)
+        c_a = Signal(64, reset_less=True)
+        c_n = Signal(48, reset_less=True)
         # stage 2: its end address
-        e_v, e_rd = Signal(), Signal()
-        e_a = Signal(64)
-        e_end = Signal(66)
+        e_v, e_rd = Signal(), Signal(reset_less=True)
+        e_a = Signal(64, reset_less=True)
+        e_end = Signal(66, reset_less=True)
         m.d.sync += c_v.eq(r_run)
         with m.If(r_run):
             with m.Switch(rk):
@@ -311,7 +318,7 @@ class MatrixSetup(wiring.Component):
         # row of at least N values (a tile spans at most two kernel rows) and one
         # padding value for the layer (per-channel values would not follow the lanes).
         n_arr = self.config.array_n
-        prow = Signal(10)
+        prow = Signal(10, reset_less=True)           # data, refreshed every cycle
         # a register: the product is not in series with the compares of `packed` (the
         # fields are held from DECODE on; `out` is read cycles later)
         m.d.sync += prow.eq(C[:5] * KW)

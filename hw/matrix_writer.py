@@ -60,22 +60,24 @@ class VectorWriter(wiring.Component):
         m = Module()
         n, R, AW = self.lanes, self.config.row_bytes, self.addr_bits
         lR = exact_log2(R)
-        v = Signal(WriteVector(n, AW))               # the vector being written
+        # the vector and the piece's registers below are loaded when a vector is taken and
+        # used only while `have` (reset) is high: data, reset-less (`second` keeps its reset)
+        v = Signal(WriteVector(n, AW), reset_less=True)     # the vector being written
         have = Signal()
-        j = Signal(range(n + 1))                     # first element of the current piece
+        j = Signal(range(n + 1), reset_less=True)    # first element of the current piece
         second = Signal()                            # writing the piece's second row
-        contig = Signal()                            # stride == element size: a register, set with v
+        contig = Signal(reset_less=True)             # stride == element size: a register, set with v
 
         # The current piece's shape is kept in registers, computed when the vector is
         # taken and again as each piece is finished, so neither the write's byte
         # enables nor the "last write" that takes the next vector wait for the
         # arithmetic from `j`: `k` elements, `length` bytes, whether it `crosses` a row
         # boundary and whether it is the vector's `last` piece.
-        k = Signal(range(n + 1))
-        length = Signal(range(R + 1))
-        crosses = Signal()
-        last = Signal()
-        addr = Signal(AW)                            # base + j * stride, advanced with j
+        k = Signal(range(n + 1), reset_less=True)
+        length = Signal(range(R + 1), reset_less=True)
+        crosses = Signal(reset_less=True)
+        last = Signal(reset_less=True)
+        addr = Signal(AW, reset_less=True)           # base + j * stride, advanced with j
 
         # One copy of that arithmetic serves both cases, chosen by registers: when no
         # vector is held or the held one is on its last piece, the next piece is the
@@ -140,7 +142,7 @@ class VectorWriter(wiring.Component):
                 for i in range(n):
                     with m.Case(i):
                         m.d.comb += piece.eq(elem[i][:min(64, 8 * R)])
-        rot = Signal(8 * R)
+        rot = Signal(8 * R, reset_less=True)         # data, as the shape registers
         next_shape.append(rot.eq(_rotl_bytes(piece, s_off, R)))
 
         off = addr[:lR]

@@ -162,9 +162,9 @@ class MemorySystem(wiring.Component):
         wp = storage.write_port(granularity=8)
         error = Signal()            # an out-of-range request transfers this cycle
 
-        def request_stage(value, name):
+        def request_stage(value, name, reset_less=False):
             """`value` as the SRAM sees it: itself (L = 1) or registered (L = 2)."""
-            return delayed(m, value, cfg.mem_latency - 1, f"{name}_q")
+            return delayed(m, value, cfg.mem_latency - 1, f"{name}_q", reset_less=reset_less)
 
         # --- read ports ---------------------------------------------------------------
         for p, clients in enumerate(self.read_clients):
@@ -185,7 +185,9 @@ class MemorySystem(wiring.Component):
             # The SRAM reads every cycle (its read enable is left high): ``rsp.payload`` means
             # something only while ``rsp.valid``, and an enable would be one more late net
             # from the requests to every block RAM of the port.
-            m.d.comb += rp.addr.eq(request_stage(addr, f"rd{p}_addr"))
+            # (the address is data: the SRAM reads every cycle and only the reset valid bits
+            # below say which reads matter)
+            m.d.comb += rp.addr.eq(request_stage(addr, f"rd{p}_addr", reset_less=True))
             with m.If(transfer & ~in_range):
                 m.d.comb += error.eq(1)
             # the response is due L cycles after the grant: one register per cycle of latency
@@ -213,7 +215,9 @@ class MemorySystem(wiring.Component):
         w_en = Signal(cfg.row_bytes)
         with m.If(w_transfer & w_in_range):
             m.d.comb += w_en.eq(w_be)
-        m.d.comb += [wp.addr.eq(request_stage(w_row, "wr_row")), wp.data.eq(request_stage(w_data, "wr_data")),
+        # row and data are used only under the write enables, which keep their reset
+        m.d.comb += [wp.addr.eq(request_stage(w_row, "wr_row", reset_less=True)),
+                     wp.data.eq(request_stage(w_data, "wr_data", reset_less=True)),
                      wp.en.eq(request_stage(w_en, "wr_en"))]
         with m.If(w_transfer & ~w_in_range):
             m.d.comb += error.eq(1)

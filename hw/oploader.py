@@ -104,15 +104,17 @@ class OperandLoader(wiring.Component):
         abits = len(self.mem.req.payload)
 
         state = Signal(_State)
-        req_row = Signal(abits)
-        req_left = Signal(bits_for(max_rows))
-        rsp_k = Signal(bits_for(max_rows))                # index of the next row to arrive
-        rsp_left = Signal(bits_for(max_rows))
-        low = Signal(rb)                                  # rotated-row byte c belongs to slot k (else k - 1)
-        offset = Signal(ob)
-        nbytes = Signal(NBYTES_BITS)                      # bytes of table to keep (0 on a fault)
+        # Reset-less (data): loaded (buf: cleared) when a command is taken and used only in
+        # the READ and DONE states of `state`, which keeps its reset (as does `fault`).
+        req_row = Signal(abits, reset_less=True)
+        req_left = Signal(bits_for(max_rows), reset_less=True)
+        rsp_k = Signal(bits_for(max_rows), reset_less=True)   # index of the next row to arrive
+        rsp_left = Signal(bits_for(max_rows), reset_less=True)
+        low = Signal(rb, reset_less=True)                 # rotated-row byte c belongs to slot k (else k - 1)
+        offset = Signal(ob, reset_less=True)
+        nbytes = Signal(NBYTES_BITS, reset_less=True)     # bytes of table to keep (0 on a fault)
         fault = Signal(FAULT_BITS)
-        buf = Signal(slots * rb * 8)
+        buf = Signal(slots * rb * 8, reset_less=True)
 
         # --- command: range check and row count (combinational from the payload) ----------
         c = self.cmd.payload

@@ -47,7 +47,8 @@ class RegQueue(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self.depth
-        slots = [Signal(self._shape, name=f"slot{i}") for i in range(n)]     # slot 0: the oldest
+        # data: an entry is read only while `count` (reset) says it is occupied
+        slots = [Signal(self._shape, name=f"slot{i}", reset_less=True) for i in range(n)]     # slot 0: the oldest
         count = Signal(range(n + 1))
         push = Signal()
         pop = Signal()

@@ -10,7 +10,8 @@ yosys merges flip-flops with the same inputs (``opt_merge``), whatever attribute
 wires have, so on the ECP5 (``platform.family == "ecp5"``) every bit of a copy is a
 ``TRELLIS_FF`` instance with the ``keep`` attribute: a synchronous reset to the
 register's initial value (``SRMODE="LSR_OVER_CE"``, ``REGSET`` per bit), clocked and
-reset by the ``sync`` domain, as Amaranth's own registers map. Elsewhere (simulation,
+reset by the ``sync`` domain, as Amaranth's own registers map (``reset_less`` copies
+tie ``LSR`` low, for the copies of a register that is itself reset-less). Elsewhere (simulation,
 the Verilog export, the iCE40) the copies are ordinary registers, which the tools may
 merge. Either way each copy holds the same value in every cycle (the register's).
 
@@ -38,14 +39,15 @@ def _ecp5(platform):
     return getattr(platform, "family", None) == "ecp5"
 
 
-def replicas(m, platform, next_value, copies, name, init=0):
+def replicas(m, platform, next_value, copies, name, init=0, reset_less=False):
     """``copies`` registers of ``len(next_value)`` bits, each loading ``next_value`` at every
-    clock edge of the ``sync`` domain (reset to ``init``). Returns the list of their values."""
+    clock edge of the ``sync`` domain (reset to ``init`` unless `reset_less`). Returns the
+    list of their values."""
     next_value = Value.cast(next_value)
-    return own_replicas(m, platform, lambda q: next_value, len(next_value), copies, name, init)
+    return own_replicas(m, platform, lambda q: next_value, len(next_value), copies, name, init, reset_less)
 
 
-def own_replicas(m, platform, next_of, width, copies, name, init=0):
+def own_replicas(m, platform, next_of, width, copies, name, init=0, reset_less=False):
     """`replicas` whose copies each compute their next value from their own: copy ``q``
     (``width`` bits) loads ``next_of(q)``. Each copy has next-value logic of its own, fed
     back from its own flip-flops, which the placer can put beside them, so a late input
@@ -54,7 +56,7 @@ def own_replicas(m, platform, next_of, width, copies, name, init=0):
     init = Const(init, width).value
     out = []
     for k in range(copies):
-        q = Signal(width, name=f"{name}_r{k}", init=0 if _ecp5(platform) else init)
+        q = Signal(width, name=f"{name}_r{k}", init=0 if _ecp5(platform) else init, reset_less=reset_less)
         nxt = Value.cast(next_of(q))
         if _ecp5(platform):
             for b in range(width):
@@ -62,7 +64,8 @@ def own_replicas(m, platform, next_of, width, copies, name, init=0):
                     "TRELLIS_FF", a_keep=1,
                     p_GSR="DISABLED", p_CEMUX="1", p_CLKMUX="CLK", p_LSRMUX="LSR",
                     p_SRMODE="LSR_OVER_CE", p_REGSET="SET" if (init >> b) & 1 else "RESET",
-                    i_CLK=ClockSignal("sync"), i_LSR=ResetSignal("sync"), i_DI=nxt[b], o_Q=q[b])
+                    i_CLK=ClockSignal("sync"), i_LSR=Const(0) if reset_less else ResetSignal("sync"),
+                    i_DI=nxt[b], o_Q=q[b])
         else:
             m.d.sync += q.eq(nxt)
         out.append(q)

@@ -123,15 +123,17 @@ class Requantiser(wiring.Component):
         def stage_en(stage):
             return en[stage] if len(en) > 1 else en
 
-        def pipe(stage, name, value, shape=None):
-            r = Signal(shape if shape is not None else value.shape(), name=name)
+        # every stage register but the valid bits (and `o_valid`) is data, used only under the
+        # valid bit of its stage, which is reset: reset-less
+        def pipe(stage, name, value, shape=None, reset_less=True):
+            r = Signal(shape if shape is not None else value.shape(), name=name, reset_less=reset_less)
             with m.If(stage_en(stage)):
                 m.d.sync += r.eq(value)
             return r
 
         # the control values and the element's tag travel alongside
         def carry(stage, sigs):
-            return [pipe(stage, f"s{stage}_{name}", s) for name, s in sigs]
+            return [pipe(stage, f"s{stage}_{name}", s, reset_less=name != "valid") for name, s in sigs]
 
         ctl = [("valid", self.i_valid), ("tag", self.i_tag), ("shift", self.shift),
                ("scale", self.scale), ("cmin", self.clip_min), ("cmax", self.clip_max),
@@ -209,7 +211,10 @@ class Requantiser(wiring.Component):
         # a = max(v3, cmin); b = min(a, cmax): cmax where a > cmax, else a
         to_max = Mux(lt_min, c_gt, gt_max)
         out = Mux(to_max, sat_max, Mux(lt_min, sat_min, Mux(lt_lo, lo_c, Mux(gt_hi, hi6, v3))))
+        value = Signal.like(self.value, name="s7_value", reset_less=True)       # data: under o_valid
+        o_tag = Signal.like(self.o_tag, name="s7_tag", reset_less=True)
+        m.d.comb += [self.value.eq(value), self.o_tag.eq(o_tag)]
         with m.If(stage_en(7)):
-            m.d.sync += [self.value.eq(out), self.o_valid.eq(valid6), self.o_tag.eq(tag6)]
+            m.d.sync += [value.eq(out), self.o_valid.eq(valid6), o_tag.eq(tag6)]
         m.d.comb += self.busy.eq(Cat(c[0] for c in (c0, c1, c2, c3, c4, c5, c6)).any() | self.o_valid)
         return m

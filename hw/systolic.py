@@ -91,18 +91,28 @@ class ProcessingElement(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        # data: the activation, its bank tag and the sum count only under `valid` (reset; the
+        # engine's bookkeeping beside the array qualifies the sums); the shadow is written
+        # before a tile is swapped in, and the active weight is loaded by the swap, which
+        # `wok` (reset) forces after a reset. The ports are driven from these registers.
+        a = Signal(signed(OP_BITS), name="a_r", reset_less=True)
+        bank = Signal(name="bank_r", reset_less=True)
+        psum = Signal(signed(self.psum_width), name="psum_r", reset_less=True)
+        ws = Signal(signed(OP_BITS), name="ws_r", reset_less=True)
+        wa = Signal(signed(OP_BITS), name="wa_r", reset_less=True)
+        m.d.comb += [self.a.eq(a), self.bank.eq(bank), self.psum.eq(psum), self.ws.eq(ws), self.wa.eq(wa)]
         m.d.sync += [
-            self.a.eq(self.a_in),
-            self.bank.eq(self.bank_in),
+            a.eq(self.a_in),
+            bank.eq(self.bank_in),
             self.valid.eq(self.valid_in),
-            self.psum.eq(self.psum_in + self.a_in * self.wa),
+            psum.eq(self.psum_in + self.a_in * wa),
         ]
         with m.If(self.we):
-            m.d.sync += self.ws.eq(self.w_data)
+            m.d.sync += ws.eq(self.w_data)
         with m.If(self.flush):
             m.d.sync += self.wok.eq(0)
         with m.Elif(self.next_valid & (~self.wok | (self.next_bank != self.wtag))):
-            m.d.sync += [self.wa.eq(self.ws), self.wtag.eq(self.next_bank), self.wok.eq(1)]
+            m.d.sync += [wa.eq(ws), self.wtag.eq(self.next_bank), self.wok.eq(1)]
         return m
 
 
@@ -147,8 +157,9 @@ class SystolicArray(wiring.Component):
             nxt = (bank, valid)
             for k in range(r + 1):
                 nxt = (bank, valid)
-                a_d = Signal(signed(OP_BITS), name=f"skew_{r}_{k}")
-                b_d = Signal(name=f"skew_bank_{r}_{k}")
+                # data: the operand and its tag count only under the valid bit (reset)
+                a_d = Signal(signed(OP_BITS), name=f"skew_{r}_{k}", reset_less=True)
+                b_d = Signal(name=f"skew_bank_{r}_{k}", reset_less=True)
                 v_d = Signal(name=f"skew_valid_{r}_{k}")
                 m.d.sync += [a_d.eq(a), b_d.eq(bank), v_d.eq(valid)]
                 a, bank, valid = a_d, b_d, v_d
@@ -172,7 +183,8 @@ class SystolicArray(wiring.Component):
             # deskew: column c waits n - 1 - c cycles
             s = self.pes[n - 1][c].psum
             for k in range(n - 1 - c):
-                s_d = Signal(signed(self.psum_width), name=f"deskew_{c}_{k}")
+                s_d = Signal(signed(self.psum_width), name=f"deskew_{c}_{k}",
+                             reset_less=True)     # data: the engine's bookkeeping qualifies it
                 m.d.sync += s_d.eq(s)
                 s = s_d
             m.d.comb += self.sums[c].eq(s)

@@ -219,15 +219,17 @@ class VectorEngine(wiring.Component):
         abits = row_addr_bits(cfg.rows)
 
         # --- command decode and field latch ------------------------------------------------------------
-        opi = Signal(range(len(OP_LIST)))
-        props = Signal(_props_layout())
-        addr = [Signal(64, name=f"addr_{r}") for r in SLOT_ROLE]
-        unit = [Signal(4, name=f"unit_{r}") for r in SLOT_ROLE]
-        length = Signal(64)
-        sat, rnd, lt = Signal(name="sat"), Signal(name="rnd"), Signal(name="lt")
-        imm0, imm1 = Signal(16, name="imm0"), Signal(16, name="imm1")
-        dims = [Signal(12, name=f"dim_{d}") for d in ("fw", "fh", "fc")]
-        axis = Signal(3)
+        # (reset-less: the decoded command, loaded when a command is accepted and in DECODE,
+        # before any state that reads it; `st`, which is reset, starts in IDLE)
+        opi = Signal(range(len(OP_LIST)), reset_less=True)
+        props = Signal(_props_layout(), reset_less=True)
+        addr = [Signal(64, name=f"addr_{r}", reset_less=True) for r in SLOT_ROLE]
+        unit = [Signal(4, name=f"unit_{r}", reset_less=True) for r in SLOT_ROLE]
+        length = Signal(64, reset_less=True)
+        sat, rnd, lt = (Signal(name=nm, reset_less=True) for nm in ("sat", "rnd", "lt"))
+        imm0, imm1 = Signal(16, name="imm0", reset_less=True), Signal(16, name="imm1", reset_less=True)
+        dims = [Signal(12, name=f"dim_{d}", reset_less=True) for d in ("fw", "fh", "fc")]
+        axis = Signal(3, reset_less=True)
 
         # Two cycles, for the clock: in the cycle the command is accepted only its raw table and AS
         # are registered, with what the opcode decodes to -- the op index and, for every field
@@ -235,8 +237,8 @@ class VectorEngine(wiring.Component):
         # constant) --; in DECODE each field register is loaded through one multiplexer over its
         # few layouts, and the op's properties from the op index. The opcode compare and the field
         # multiplexers are never in series.
-        tb = Signal.like(self.cmd.payload.table, name="cmd_table")
-        asc = Signal.like(self.cmd.payload.as_code, name="cmd_as")
+        tb = Signal.like(self.cmd.payload.table, name="cmd_table", reset_less=True)
+        asc = Signal.like(self.cmd.payload.as_code, name="cmd_as", reset_less=True)
         key = Cat(self.cmd.payload.op_code, self.cmd.payload.section_ai)
         decode = Signal()                                   # DECODE: load the field registers
 
@@ -269,7 +271,7 @@ class VectorEngine(wiring.Component):
         latched += [(reg, sources((name,), tensor_op), True)
                     for reg, name in zip([*dims, axis], ("fw", "fh", "fc", "axis"))]
         layouts, layout_of = zip(*(_field_layouts(srcs) for _, srcs, _ in latched))
-        layout_sel = [Signal(range(len(lo) + 1), name=f"layout_{reg.name}")
+        layout_sel = [Signal(range(len(lo) + 1), name=f"layout_{reg.name}", reset_less=True)
                       for (reg, _, _), lo in zip(latched, layouts)]
 
         with m.If(self.cmd.valid & self.cmd.ready):
@@ -340,9 +342,10 @@ class VectorEngine(wiring.Component):
         # The unit facts as registers, loaded every cycle from the fields latched in DECODE:
         # UNIT's checks read the decoders themselves, every later state (OVERLAP .. RUN, the
         # reducer) reads the registers, which settle at the end of UNIT, so the decoding of the
-        # units is off the paths of the checks and the beat issue.
+        # units is off the paths of the checks and the beat issue. (Reset-less, like every
+        # register below loaded in every cycle from registers: settled a cycle later.)
         def held(value, name):
-            reg = Signal.like(value, name=name + "_h")
+            reg = Signal.like(value, name=name + "_h", reset_less=True)
             m.d.sync += reg.eq(value)
             return reg
         bsel_c = bsel
@@ -362,10 +365,11 @@ class VectorEngine(wiring.Component):
         ck, ck_n = Signal(2), Signal(2)
         m.d.comb += ck_n.eq(ck)
         m.d.sync += ck.eq(ck_n)
-        slot_addr, slot_count = Signal(64), Signal(64)
-        slot_b = Signal(3)
-        red_n = Signal(36)                          # reductions: source elements
-        red_m = Signal(36)                          # reductions: results
+        # (reset-less: loaded in every cycle)
+        slot_addr, slot_count = Signal(64, reset_less=True), Signal(64, reset_less=True)
+        slot_b = Signal(3, reset_less=True)
+        red_n = Signal(36, reset_less=True)         # reductions: source elements
+        red_m = Signal(36, reset_less=True)         # reductions: results
         tensor = Signal()                          # REDUCE_* (not ASUM)
         m.d.comb += tensor.eq(props.reduction & ~props.asum)
         # ADDRESS_RANGE: an address or count with a bit set at TB or above is out of memory
@@ -415,7 +419,7 @@ class VectorEngine(wiring.Component):
                                            checks=self.checks)
         m.submodules.red = red = Reducer(cfg, NB)
 
-        bcfg = Signal(beat_config_layout())
+        bcfg = Signal(beat_config_layout(), reset_less=True)     # loaded in PREP, before the first beat
         m.d.comb += pipe.cfg.eq(bcfg)
 
         # --- setup computations for the run ------------------------------------------------------------------
@@ -448,33 +452,35 @@ class VectorEngine(wiring.Component):
             return (count << bs)[:NB]
 
         # elements per beat and nibbles per beat of each slot (registers like the facts above:
-        # settled before PREP, read in RUN)
-        beat_e = Signal(range(n // 4 + 1))
+        # settled before PREP, read in RUN; reset-less, loaded in every cycle)
+        beat_e = Signal(range(n // 4 + 1), reset_less=True)
         m.d.sync += beat_e.eq(Const(n // 4, range(n // 4 + 1)) >> lsel)
-        beat_e2 = Signal(range(n // 2 + 1))         # two beats
+        beat_e2 = Signal(range(n // 2 + 1), reset_less=True)    # two beats
         m.d.sync += beat_e2.eq(Const(n // 2, range(n // 2 + 1)) >> lsel)
-        beat_nib = [Signal(range(2 * W + 1), name=f"beat_nib_{r}") for r in SLOT_ROLE]
+        beat_nib = [Signal(range(2 * W + 1), name=f"beat_nib_{r}", reset_less=True) for r in SLOT_ROLE]
         for s in range(4):
             m.d.sync += beat_nib[s].eq(Mux(bsel[s] > lsel, 0, Const(2 * W, range(2 * W + 1)) >> (lsel - bsel[s])[:3]))
 
-        eleft = Signal(NB + 1)                      # elements not yet loaded into A
+        # (reset-less: the run's counts and the tail's facts, loaded in PREP (tail_nib in
+        # TAIL_RSP) and read only while `run` / `red_run` or in TAIL_*, all of which PREP starts)
+        eleft = Signal(NB + 1, reset_less=True)     # elements not yet loaded into A
         # full (eleft >= beat_e) and more (eleft != 0) as registers, set in PREP and at each load
         # from the count before it: no comparison of eleft on the path of the load
         full, more = Signal(), Signal()
-        dleft = Signal(NB + 1)                      # destination nibbles not yet loaded
+        dleft = Signal(NB + 1, reset_less=True)     # destination nibbles not yet loaded
         fault = Signal(8)
-        tail_en = Signal()
-        tail_row = Signal(abits)
-        tail_off = Signal(lr)
-        tail_nib = Signal(4)
-        dst_nib = Signal(NB)
-        dst_len = Signal(NB)
+        tail_en = Signal(reset_less=True)
+        tail_row = Signal(abits, reset_less=True)
+        tail_off = Signal(lr, reset_less=True)
+        tail_nib = Signal(4, reset_less=True)
+        dst_nib = Signal(NB, reset_less=True)
+        dst_len = Signal(NB, reset_less=True)
 
         # --- port B owner (sources 1 and 2; the tail read) ---------------------------------------------------
         b_hold = Signal()
-        b_hold_own = Signal()
+        b_hold_own = Signal(reset_less=True)        # (data: read only with b_hold, which is reset)
         b_prio = Signal()
-        b_pend_own = Signal()
+        b_pend_own = Signal(reset_less=True)        # (data: loaded at each port-B request, read at its response)
         # st == RUN and st == RED as registers of their own, set and cleared with the state's
         # transitions: no decoding of `st` on the paths of the beat issue (fan-out ~450)
         run = Signal()
@@ -507,7 +513,7 @@ class VectorEngine(wiring.Component):
         # TAIL_REQ read) as a register: loaded every cycle, read in PREP, which always follows a
         # RANGE cycle in which the units (registers since UNIT) and the counts hold still
         count_d = Mux(props.reduction, Mux(tensor, red_m, 1), length)
-        tail_odd = Signal()
+        tail_odd = Signal(reset_less=True)
         m.d.sync += tail_odd.eq((bd == 0) & count_d[0])
 
         with m.Switch(st):
@@ -669,7 +675,7 @@ class VectorEngine(wiring.Component):
         with m.Else():
             m.d.sync += [b_hold.eq(0), b_prio.eq(0)]
         # a port-B response belongs to the reader of its request, L = mem_latency cycles earlier
-        b_rsp_own = delayed(m, b_pend_own, cfg.mem_latency - 1, "b_rsp_own")
+        b_rsp_own = delayed(m, b_pend_own, cfg.mem_latency - 1, "b_rsp_own", reset_less=True)
         m.d.comb += [readers[1].rsp_valid.eq(self.rd_b.rsp.valid & run & ~b_rsp_own),
                      readers[2].rsp_valid.eq(self.rd_b.rsp.valid & run & b_rsp_own)]
 
@@ -700,7 +706,7 @@ class VectorEngine(wiring.Component):
         if self.checks:
             m.d.sync += Assert(c_due | (has2 == readers[2].has),
                                "VectorEngine: reader 2's `has` for the load differs from the reader's")
-        rest_c = Signal()                           # source 2 takes its rest at c_due
+        rest_c = Signal(reset_less=True)            # source 2 takes its rest at c_due (loaded with it)
         m.d.comb += [pipe.load.eq(load), pipe.load_dnib.eq(dnib),
                      pipe.win0.eq(readers[0].window), pipe.win1.eq(win12)]
         with m.If(load):

@@ -288,7 +288,7 @@ class VectorAlu(wiring.Component):
         # least a cycle before a beat's first S1 cycle: registering them takes the decoding
         # of the kind out of the path from the operands through the adder.
         def route_sel(name, cond):
-            sel = Signal(name="a1_sel_" + name)
+            sel = Signal(name="a1_sel_" + name, reset_less=True)    # (loaded in every cycle, like the words)
             m.d.sync += sel.eq(cond)
             return sel
 
@@ -594,7 +594,7 @@ class VectorAlu(wiring.Component):
                         | ((tlt | ~tne) & tsel("c_le", Kind.CMP, cond=var == 2))
                         | (~tlt & tsel("c_ge", Kind.CMP, cond=var == 4)), "cmp_t")
         # LOGIC: the variant's truth table (tt[2a + b]), one lookup per bit
-        tt = Signal(4, name="logic_tt")
+        tt = Signal(4, name="logic_tt", reset_less=True)     # (loaded in every cycle from `cfg`)
         with m.Switch(var):
             for v, tv in enumerate((0b1000, 0b1110, 0b0110, 0b0011, 0b0100)):
                 with m.Case(v):

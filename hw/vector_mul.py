@@ -116,7 +116,7 @@ class MulArray(wiring.Component):
             psum = Signal(96, name=f"s{s}_part")
             m.d.comb += psum.eq(grp[0] + (grp[1] << 32))
             part = self._cut(m, "sums", psum)
-            acc = Signal(96, name=f"s{s}_acc")
+            acc = Signal(96, name=f"s{s}_acc", reset_less=True)     # data: loaded (acc_load) before pass 1 reads it
             with m.If(self.acc_load):
                 m.d.sync += acc.eq(part)
             full = Signal(128, name=f"s{s}_full")

@@ -52,21 +52,23 @@ class OverlapCheck(wiring.Component):
     def elaborate(self, platform):
         m = Module()
 
-        # the instruction's terms, registered (stable from the cycle before the first check)
-        nm1 = Signal(64)                            # n - 1
-        q = Signal(70)                              # (n - 1) * b, bits
-        gt1 = Signal()                              # n > 1
-        bd = Signal(3)
+        # the instruction's terms, registered (stable from the cycle before the first check;
+        # reset-less: loaded in every cycle)
+        nm1 = Signal(64, reset_less=True)           # n - 1
+        q = Signal(70, reset_less=True)             # (n - 1) * b, bits
+        gt1 = Signal(reset_less=True)               # n > 1
+        bd = Signal(3, reset_less=True)
         m.d.sync += [nm1.eq(self.length - 1), q.eq((self.length - 1) << self.bd << 2),
                      gt1.eq(self.length > 1), bd.eq(self.bd)]
 
         # stage 1: the difference of the addresses and the bounds of the source's slot
+        # (reset-less data: read only under v1, which is reset)
         bs = self.bs
-        d1 = Signal(signed(65))                     # delta = src - dst, bytes
-        na1 = Signal(70)                            # n * a, bits
-        hi1 = Signal(signed(71))                    # Q - (n - 1) * a
-        lim1 = Signal(signed(6))                    # min(b - a, 0) / 4
-        up1 = Signal()                              # b > a
+        d1 = Signal(signed(65), reset_less=True)    # delta = src - dst, bytes
+        na1 = Signal(70, reset_less=True)           # n * a, bits
+        hi1 = Signal(signed(71), reset_less=True)   # Q - (n - 1) * a
+        lim1 = Signal(signed(6), reset_less=True)   # min(b - a, 0) / 4
+        up1 = Signal(reset_less=True)               # b > a
         v1 = Signal()
         m.d.sync += [
             d1.eq(self.src - self.dst),

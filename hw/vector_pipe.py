@@ -124,7 +124,7 @@ class BeatPipe(wiring.Component):
         # readers: session 23).
         wa = [[Signal(n, name=f"win{i}_a{k}", reset_less=True) for i in range(2)] for k in range(2)]
         wa2 = Signal(n, name="win2_a", reset_less=True)
-        da = [Signal.like(self.load_dnib, name=f"dnib_a{k}") for k in range(2)]
+        da = [Signal.like(self.load_dnib, name=f"dnib_a{k}", reset_less=True) for k in range(2)]
         a_n = Signal(range(3), name="a_n")             # beats in A
         a_full = Signal(name="a_full")                  # a_n == 2
         a_wp, a_rp = Signal(name="a_wp"), Signal(name="a_rp")
@@ -132,7 +132,7 @@ class BeatPipe(wiring.Component):
         # so the kind's decoding is a register too); s0_c_due: the cycle after the beat enters
         # S0, its first S1 cycle (MEDIAN takes two or more, so S0 keeps it for the next one)
         c_due, s0_c_due = Signal(), Signal()
-        is_med = Signal(name="is_median")
+        is_med = Signal(name="is_median", reset_less=True)     # (loaded in every cycle from `cfg`)
         m.d.comb += self.c_due_next.eq(self.load & is_med)
         m.d.sync += [is_med.eq(cfg.kind == Kind.MEDIAN), c_due.eq(self.c_due_next)]
         # the free slot captures the windows whenever A may take a beat (`in_free`), not only
@@ -165,11 +165,13 @@ class BeatPipe(wiring.Component):
                        Mux(s0_c_due, cfg.sg2, cfg.sg1), "u1")
         # the operands, their sign words (flags at the lane MSBs) and for sources 0 and 1
         # lane-wide sign masks (straight from the window, beside the unpacking: the ALU
-        # needs no broadcast of the sign flags in its paths)
-        regs = [Signal(n, name=nm) for nm in ("a", "as_", "b", "bs", "c", "cs", "am", "bm")]
-        d0 = Signal.like(self.load_dnib, name="dnib0")
-        dt = Signal.like(self.load_dnib, name="dnib_t")
-        d1 = Signal.like(self.load_dnib, name="dnib1")
+        # needs no broadcast of the sign flags in its paths). The stages' data registers
+        # (these and the beat counts, the results below, like A's windows) are reset-less:
+        # each is read only while its stage's valid bit (va .. vp, reset) is set.
+        regs = [Signal(n, name=nm, reset_less=True) for nm in ("a", "as_", "b", "bs", "c", "cs", "am", "bm")]
+        d0 = Signal.like(self.load_dnib, name="dnib0", reset_less=True)
+        dt = Signal.like(self.load_dnib, name="dnib_t", reset_less=True)
+        d1 = Signal.like(self.load_dnib, name="dnib1", reset_less=True)
 
         # --- S1 -------------------------------------------------------------------------------------
         m.submodules.alu = alu = (VectorAlu(n, widths=self.widths) if self.nb == n
@@ -179,18 +181,18 @@ class BeatPipe(wiring.Component):
             m.d.comb += port.eq(r)
         # the S1 result; a `SplitAlu` delivers exact mode only (no `hi` word)
         res_ports = ("low", "hi", "neg", "fit") if self.nb == n else ("low", "neg", "fit")
-        res = {p: Signal(n, name="r_" + p) for p in res_ports}
+        res = {p: Signal(n, name="r_" + p, reset_less=True) for p in res_ports}
 
         # --- S2 -------------------------------------------------------------------------------------
         m.submodules.conv = conv = Converter(n, magnitude="hi" in res, widths=self.widths)
         m.d.comb += [conv.cfg.eq(cfg)] + [getattr(conv, p).eq(r) for p, r in res.items()]
-        s2_lanes = Signal(n, name="s2_lanes")
-        d2 = Signal.like(self.load_dnib, name="dnib2")
+        s2_lanes = Signal(n, name="s2_lanes", reset_less=True)
+        d2 = Signal.like(self.load_dnib, name="dnib2", reset_less=True)
 
         # --- P --------------------------------------------------------------------------------------
-        o_data = Signal(n)
-        o_cnt = Signal.like(self.load_dnib, name="dnib_p")
-        o_mask = Signal(n // 4, name="nibs_p")
+        o_data = Signal(n, reset_less=True)
+        o_cnt = Signal.like(self.load_dnib, name="dnib_p", reset_less=True)
+        o_mask = Signal(n // 4, name="nibs_p", reset_less=True)
 
         # --- control -------------------------------------------------------------------------------
         takep = vp & self.out_ready
@@ -198,7 +200,7 @@ class BeatPipe(wiring.Component):
         adv1 = v1 & (~v2 | adv2)
         advt = vt & (~v1 | adv1)
         # occ - 1 as a register: `cfg` holds still from before the first beat reaches S0
-        occ_m1 = Signal.like(cfg.occ, name="occ_m1")
+        occ_m1 = Signal.like(cfg.occ, name="occ_m1", reset_less=True)     # (loaded in every cycle)
         m.d.sync += occ_m1.eq(cfg.occ - 1)
         # it == occ_m1 as a register, set from the next value of `it`: no 14-bit compare in
         # series with the stall chain (fin -> load0 -> in_free fans out to ~2,000 enables).

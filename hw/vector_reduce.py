@@ -95,9 +95,10 @@ class Reducer(wiring.Component):
         el = self.bsel                          # nibbles per element = 1 << bsel
 
         # --- shift-add multiplier: p = a * b, one cycle per significant bit of b -------------------
-        sa_a = Signal(PW)
-        sa_b = Signal(BW)
-        sa_p = Signal(PW)
+        # (the operands and the product reset-less: loaded at `sa_go`, read while sa_busy, reset)
+        sa_a = Signal(PW, reset_less=True)
+        sa_b = Signal(BW, reset_less=True)
+        sa_p = Signal(PW, reset_less=True)
         sa_busy = Signal()
         sa_go = Signal()
         sa_ga, sa_gb = Signal(PW), Signal(BW)
@@ -118,7 +119,9 @@ class Reducer(wiring.Component):
             m.d.comb += [sa_go.eq(1), sa_ga.eq(a), sa_gb.eq(b)]
 
         # --- dimension products ------------------------------------------------------------------------
-        ch, hw, cw, chw = Signal(24), Signal(24), Signal(24), Signal(36)
+        # (the products reset-less: computed after `dims_start`, read once dims_ready, reset)
+        ch, hw, cw, chw = (Signal(24, reset_less=True), Signal(24, reset_less=True), Signal(24, reset_less=True),
+                           Signal(36, reset_less=True))
         dstep = Signal(3)
         dims_ready = Signal()
         m.d.comb += self.dims_ready.eq(dims_ready)
@@ -163,15 +166,17 @@ class Reducer(wiring.Component):
         # the walker's and the accumulators' geometry as registers: static from the cycle after
         # `dims_ready` (or the fields, for ASUM), which comes at least two cycles before `start`
         geo_c = (K, o1, o1s, o2, o2s, rc, rs, rl)
-        K, o1, o1s, o2, o2s, rc, rs, rl = (Signal(36, name=g.name[:-2]) for g in geo_c)
+        # (reset-less: loaded in every cycle)
+        K, o1, o1s, o2, o2s, rc, rs, rl = (Signal(36, name=g.name[:-2], reset_less=True) for g in geo_c)
         m.d.sync += [r.eq(g) for r, g in zip((K, o1, o1s, o2, o2s, rc, rs, rl), geo_c)]
-        k_m1 = Signal(36)
+        k_m1 = Signal(36, reset_less=True)
         m.d.sync += k_m1.eq(geo_c[0] - 1)
 
         # --- walker ------------------------------------------------------------------------------------------
+        # (the counters and addresses reset-less: loaded by `start`, read while `pend`, reset)
         pend = Signal()
-        wc1, wc2, wrc = Signal(NB), Signal(NB), Signal(NB)
-        wa1, wa2, war = Signal(NB + 1), Signal(NB + 1), Signal(NB + 1)
+        wc1, wc2, wrc = Signal(NB, reset_less=True), Signal(NB, reset_less=True), Signal(NB, reset_less=True)
+        wa1, wa2, war = Signal(NB + 1, reset_less=True), Signal(NB + 1, reset_less=True), Signal(NB + 1, reset_less=True)
         run_start = Signal()
         m.d.comb += [run_start.eq(self.run & pend & (self.rd_left == 0)),
                      self.run_start.eq(run_start), self.run_nib.eq(war), self.run_len.eq((rl << el)[:NB])]
@@ -208,7 +213,7 @@ class Reducer(wiring.Component):
                                  xw.eq(Cat(el_bits, xsign.replicate(65 - b))),
                                  w_nz.eq(el_bits != 0),
                                  w_pm1.eq((el_bits == 1) | (el_bits.all() & self.signed))]
-        x = Signal(65)
+        x = Signal(65, reset_less=True)                   # (x, xnz, xbig: data, valid under xv)
         xv = Signal()                                     # x holds an element
         use = Signal()                                    # ACC uses x in this cycle
         xs = x.as_signed()
@@ -216,37 +221,40 @@ class Reducer(wiring.Component):
         # x != 0 and |x| > 1 (x none of 0, 1, -1) registered with x, from the window's element;
         # |x| from the register x: the 65-bit negation is not in series with the window's
         # realignment and the extraction (it feeds only the multiplier's operand registers)
-        xnz, xbig = Signal(), Signal()
+        xnz, xbig = Signal(reset_less=True), Signal(reset_less=True)
         xabs = Signal(65)
         m.d.comb += xabs.eq(Mux(xneg, -xs, xs))
-        el_nib = Signal(6)                                # a register (bsel holds still from before
+        el_nib = Signal(6, reset_less=True)               # a register (bsel holds still from before
         m.d.sync += el_nib.eq(Const(1, 6) << el)          # start): no decoding before the reader's `has`
         cap = Signal(66)                                  # PROD magnitudes saturate here: 2**bits
         m.d.comb += cap.eq(_by_width(self.bsel, lambda b: Const(1 << b, 66)))
 
-        acc_sum = Signal(SW)
-        acc_sq = Signal(QW)
-        pmag = Signal(66)
+        # The accumulators, counts and results are reset-less: the FSM (reset) leaves IDLE only
+        # on `start`, which loads the accumulators, kcnt, outs and ext (`reset_acc`), and every
+        # later register is loaded in the state before the one that reads it.
+        acc_sum = Signal(SW, reset_less=True)
+        acc_sq = Signal(QW, reset_less=True)
+        pmag = Signal(66, reset_less=True)
         # pmag != 0 and pmag == cap as registers set with pmag (no 66-bit compares before the
         # multiplier's start); a product in PROD is of pmag != 0 and |x| > 1, so never 0
-        pm_nz, pm_cap = Signal(), Signal()
-        pneg = Signal()
-        ext = Signal(65)                                  # MAX / MIN: the extreme so far
-        anynz = Signal()
-        allnz = Signal()
-        kcnt = Signal(36)
-        outs = Signal(36)                                 # results emitted
-        num = Signal(PW)                                  # VAR: K * sum(x^2), then minus sum^2
+        pm_nz, pm_cap = Signal(reset_less=True), Signal(reset_less=True)
+        pneg = Signal(reset_less=True)
+        ext = Signal(65, reset_less=True)                 # MAX / MIN: the extreme so far
+        anynz = Signal(reset_less=True)
+        allnz = Signal(reset_less=True)
+        kcnt = Signal(36, reset_less=True)
+        outs = Signal(36, reset_less=True)                # results emitted
+        num = Signal(PW, reset_less=True)                 # VAR: K * sum(x^2), then minus sum^2
         VW = QB + 1                                       # results, signed (sums need less)
-        v = Signal(VW)
-        vneg = Signal()                                   # the quotient's sign
+        v = Signal(VW, reset_less=True)
+        vneg = Signal(reset_less=True)                    # the quotient's sign
         # divider (MEAN, VAR): the divisor stays put and the dividend moves left through
         # the partial remainder dv_r, one bit per step, the quotient bits entering dv_q
-        dv_d = Signal(DB)                                 # K or K**2
-        dv_r = Signal(DB)                                 # partial remainder, below dv_d
-        dv_q = Signal(QB)                                 # dividend bits below the remainder, then the quotient
-        dv_n = Signal(8)
-        o_data = Signal(64)
+        dv_d = Signal(DB, reset_less=True)                # K or K**2
+        dv_r = Signal(DB, reset_less=True)                # partial remainder, below dv_d
+        dv_q = Signal(QB, reset_less=True)                # dividend bits below the remainder, then the quotient
+        dv_n = Signal(8, reset_less=True)
+        o_data = Signal(64, reset_less=True)
 
         def reset_acc():
             m.d.sync += [acc_sum.eq(0), acc_sq.eq(0), pmag.eq(1), pm_nz.eq(1), pm_cap.eq(0), pneg.eq(0),
@@ -265,8 +273,8 @@ class Reducer(wiring.Component):
             m.d.sync += xv.eq(0)
         # the destination's bounds, registers: `dbsel` and `dsigned` hold still from before
         # `start`, and the first result comes cycles later (no unit decoding on the result path)
-        dsat_lo = Signal(65)
-        dsat_hi = Signal(65)
+        dsat_lo = Signal(65, reset_less=True)             # (loaded in every cycle)
+        dsat_hi = Signal(65, reset_less=True)
         with m.Switch(Cat(self.dbsel, self.dsigned)):
             for bs in range(5):
                 for sg in (0, 1):
@@ -413,7 +421,10 @@ class Reducer(wiring.Component):
 
         # one element's nibbles, and as a mask: registers (`dbsel` holds still from before
         # `start`), no decoding of the unit on the writer's paths
-        m.d.comb += self.out_data.eq(o_data)
-        m.d.sync += [self.out_cnt.eq(Const(1, 5) << self.dbsel),
-                     self.out_mask.eq(thermometer(m, Const(1, 5) << self.dbsel, len(self.out_mask), "el_mask"))]
+        # (reset-less, loaded in every cycle: the outputs are driven from registers of their own)
+        out_cnt = Signal.like(self.out_cnt, name="el_cnt", reset_less=True)
+        out_mask = Signal.like(self.out_mask, name="el_mask_r", reset_less=True)
+        m.d.comb += [self.out_data.eq(o_data), self.out_cnt.eq(out_cnt), self.out_mask.eq(out_mask)]
+        m.d.sync += [out_cnt.eq(Const(1, 5) << self.dbsel),
+                     out_mask.eq(thermometer(m, Const(1, 5) << self.dbsel, len(self.out_mask), "el_mask"))]
         return m

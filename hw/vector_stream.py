@@ -122,10 +122,14 @@ class StreamReader(wiring.Component):
         RN = 2 * R                                  # nibbles per row
         lrn = exact_log2(RN)
         nb = self.nib_bits
-        end = Signal(nb + 1)
-        pos = Signal(nb + 1)                        # absolute nibble address of the consumer
-        irow = Signal(nb)                           # next row to request
-        lrow = Signal(nb)                           # last row of the run
+        # (reset-less: the run's position, end and rows, and what is computed from them alone
+        # (rows_more, cross_*, the offset's copies), loaded by `start` and read only while
+        # `on` or the consumer's run (both reset) says a run is going. `left`, `avail` and
+        # their `has_*` keep the reset: the reducer starts reader 0's first run on left == 0)
+        end = Signal(nb + 1, reset_less=True)
+        pos = Signal(nb + 1, reset_less=True)       # absolute nibble address of the consumer
+        irow = Signal(nb, reset_less=True)          # next row to request
+        lrow = Signal(nb, reset_less=True)          # last row of the run
         # the nibbles that have arrived beyond the position (negative while the run's first
         # row is on its way) and those left in the run, registers kept with the position, so
         # `has` compares the amount with registers instead of adding it to the position
@@ -141,7 +145,7 @@ class StreamReader(wiring.Component):
         # flip-flops (it did when the buffer shifted down a slot at each row, session 11:
         # the engine's worst placed path, session 19)
         S = self.slots
-        buf = [Signal(8 * R, name=f"buf{i}") for i in range(S)]
+        buf = [Signal(8 * R, name=f"buf{i}", reset_less=True) for i in range(S)]     # data: read at rows requested
 
         def ring_next(x):
             return Mux(x == S - 1, 0, x + 1)
@@ -157,7 +161,7 @@ class StreamReader(wiring.Component):
         # (`rows_more`), both outcomes of a request compared first: the two compares' carry
         # chains headed the path from reader 0 into the memory's address (19.6 ns, session 26)
         ahead = Signal(signed(4))
-        rows_more = Signal()                        # irow <= lrow
+        rows_more = Signal(reset_less=True)         # irow <= lrow
         m.d.comb += [
             self.req_valid.eq(on & rows_more & (ahead <= S - 1)),
             self.req_row.eq(irow),
@@ -177,7 +181,7 @@ class StreamReader(wiring.Component):
         # `cross_take` uses the present `take`, which changes only between runs
         def cross_take_at(p):
             return (p[:lrn] + self.take[:lrn + 1])[lrn]
-        cross_take, cross_rest = Signal(name="cross_take"), Signal(name="cross_rest")
+        cross_take, cross_rest = Signal(name="cross_take", reset_less=True), Signal(name="cross_rest", reset_less=True)
         with m.If(self.start):
             m.d.sync += [cross_take.eq(cross_take_at(self.start_nib)),
                          cross_rest.eq((self.start_nib + self.start_len)[lrn:] != self.start_nib[lrn:])]
@@ -238,7 +242,7 @@ class StreamReader(wiring.Component):
             # which a reader without one would keep unused)
             offsets = own_replicas(m, platform, lambda q: Mux(self.start, self.start_nib[:lrn],
                                                               Mux(self.take_en, npos[:lrn], q)),
-                                   lrn, copies, "offset")
+                                   lrn, copies, "offset", reset_less=True)
             if self.checks:
                 m.d.sync += [Assert(o == pos[:lrn], "StreamReader: an offset copy differs") for o in offsets]
             if self.realign:
@@ -338,19 +342,23 @@ class StreamWriter(wiring.Component):
         RN = 2 * R
         lrn = exact_log2(RN)
         nb = self.nib_bits
-        pos = Signal(nb + 1)                        # absolute nibble address of the next nibble
-        left = Signal(nb + 1, name="w_left")        # nibbles still to come (the end less pos)
+        # (reset-less: the stream's position, length and rows, the accumulator's data (its
+        # mask `accm` keeps the reset, like accm_zero) and the queue's entries, with their
+        # copies (wrot_amount, w_ctl_*): loaded by `start` (the entries when free) and read
+        # only under `take`, `at_end` or q_n, which are reset)
+        pos = Signal(nb + 1, reset_less=True)       # absolute nibble address of the next nibble
+        left = Signal(nb + 1, name="w_left", reset_less=True)   # nibbles still to come (the end less pos)
         at_end = Signal(name="w_at_end")            # left == 0, as a register
-        arow = Signal(nb)                           # row of the accumulator
-        acc = Signal(8 * R)                         # one row of data
+        arow = Signal(nb, reset_less=True)          # row of the accumulator
+        acc = Signal(8 * R, reset_less=True)        # one row of data
         accm = Signal(RN)                           # its nibble valid mask
-        tail_row = Signal(nb)
+        tail_row = Signal(nb, reset_less=True)
         tail_en, tail_nib = self.tail_en, self.tail_nib
-        tail_off = Signal(lrn)
+        tail_off = Signal(lrn, reset_less=True)
         # the request queue: two entries, a ring (`wp` the next entry written, `rp` the head)
-        q_row = [Signal(self.ra_bits, name=f"q{i}_row") for i in range(2)]
-        q_data = [Signal(8 * R, name=f"q{i}_data") for i in range(2)]
-        q_be = [Signal(R, name=f"q{i}_be") for i in range(2)]
+        q_row = [Signal(self.ra_bits, name=f"q{i}_row", reset_less=True) for i in range(2)]
+        q_data = [Signal(8 * R, name=f"q{i}_data", reset_less=True) for i in range(2)]
+        q_be = [Signal(R, name=f"q{i}_be", reset_less=True) for i in range(2)]
         wp, rp = Signal(name="q_wp"), Signal(name="q_rp")
         q_n = Signal(range(3), name="q_n")          # requests queued
         q_any = Signal(name="q_any")                # q_n != 0
@@ -390,7 +398,7 @@ class StreamWriter(wiring.Component):
         amounts = own_replicas(m, platform,
                                lambda q: Mux(self.start, RN - self.start_nib[:lrn],
                                              Mux(take, q - self.in_cnt, q))[:lrn],
-                               lrn, slices(8 * R), "wrot_amount")
+                               lrn, slices(8 * R), "wrot_amount", reset_less=True)
         m.d.comb += rot.eq(funnel(m, Cat(self.in_data, self.in_data), amounts, 8 * R, 4, "wrot"))
         if self.checks:
             m.d.sync += [Assert(a == (RN - pos[:lrn])[:lrn], "StreamWriter: a rotation amount differs")
@@ -431,10 +439,10 @@ class StreamWriter(wiring.Component):
         row_ends = (fill >= RN) | (left == self.in_cnt)
         c_off, = own_replicas(m, platform,
                               lambda q: Mux(self.start, self.start_nib, Mux(take, q + self.in_cnt, q))[:lrn],
-                              lrn, 1, "w_ctl_off")
+                              lrn, 1, "w_ctl_off", reset_less=True)
         c_left, = own_replicas(m, platform,
                                lambda q: Mux(self.start, self.start_len, Mux(take, q - self.in_cnt, q))[:nb + 1],
-                               nb + 1, 1, "w_ctl_left")
+                               nb + 1, 1, "w_ctl_left", reset_less=True)
         c_fill = c_off + self.in_cnt
         c_last = c_left == self.in_cnt
         if self.checks:

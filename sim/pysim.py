@@ -9,6 +9,7 @@ core stops it reads the memory back and the key tables through the host port.
 import time
 
 import numpy as np
+from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
 from xdsa.golden.image import ImageError
@@ -56,15 +57,33 @@ async def read_keys(ctx, bus):
     return keys
 
 
-def run_pysim(image, config, *, max_cycles=200_000, key_timeout=None, vcd=None, read_keys_back=True):
-    """Run `image` on a `Core(config)` in pysim; returns a RunOutcome."""
+def run_pysim(image, config, *, max_cycles=200_000, key_timeout=None, vcd=None, read_keys_back=True,
+              resets_at=()):
+    """Run `image` on a `Core(config)` in pysim; returns a RunOutcome.
+
+    `resets_at` tests the reset: for each ``t`` in it the image is started and the
+    ``sync`` domain's reset is asserted for one cycle ``t`` cycles later (the memory
+    keeps what the interrupted run wrote, registers without a reset keep their
+    values); the run that is recorded is the one after the last reset."""
     mem_init = load_image_memory(image, config)
     core = Core(config, mem_init=mem_init, key_timeout=key_timeout)
+    top = core
+    if resets_at:
+        top = Module()
+        top.domains.sync = cd_sync = ClockDomain("sync")
+        top.submodules.core = core
     out = {}
 
     async def bench(ctx):
         for did in config.domains:                 # the domain ports accept at once
             ctx.set(getattr(core, f"domain_{did:02x}").ready, 1)
+        for t in resets_at:
+            await load_keys_and_start(ctx, core.wb, image)
+            if t:
+                await ctx.tick().repeat(t)
+            ctx.set(cd_sync.rst, 1)
+            await ctx.tick()
+            ctx.set(cd_sync.rst, 0)
         await load_keys_and_start(ctx, core.wb, image)
         t0 = time.perf_counter()
         trace, rows, cycles = [], [], 0
@@ -100,7 +119,7 @@ def run_pysim(image, config, *, max_cycles=200_000, key_timeout=None, vcd=None, 
             mem[i * row_bytes:(i + 1) * row_bytes] = int(ctx.get(data[i])).to_bytes(row_bytes, "little")
         out["memory"] = bytes(mem)
 
-    sim = Simulator(core)
+    sim = Simulator(top)
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     if vcd:
