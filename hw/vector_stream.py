@@ -295,9 +295,11 @@ class StreamReader(wiring.Component):
 
         if self.checks:
             m.d.sync += Assert((ahead >= 0) & (ahead <= S), "StreamReader: requests ahead out of 0 .. slots")
+        # (the run's first and last rows from the start fields alone, outside the If: inside
+        # it, `start` gated their adder and compare)
+        first, last = Signal.like(irow), Signal.like(lrow)
+        m.d.comb += [first.eq(self.start_nib >> lrn), last.eq((self.start_nib + self.start_len - 1) >> lrn)]
         with m.If(self.start):
-            first, last = Signal.like(irow), Signal.like(lrow)
-            m.d.comb += [first.eq(self.start_nib >> lrn), last.eq((self.start_nib + self.start_len - 1) >> lrn)]
             m.d.sync += [
                 end.eq(self.start_nib + self.start_len),
                 irow.eq(first), ahead.eq(0), avail.eq(-self.start_nib[:lrn]), left.eq(self.start_len),
