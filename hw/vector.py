@@ -91,7 +91,7 @@ from xdsa.golden.isa import DataUnit, Fault, Section
 from . import fields as F
 from .bus import engine_members, row_addr_bits
 from .delay import delayed
-from .replicate import mux_sliced, replicas, slices
+from .replicate import mux_sliced, own_replicas, replicas, slices
 from .vector_alu import OCC_BITS, beat_config_layout
 from .vector_ops import NARROW_KINDS, NARROW_SCALED_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
@@ -464,9 +464,9 @@ class VectorEngine(wiring.Component):
         # (reset-less: the run's counts and the tail's facts, loaded in PREP (tail_nib in
         # TAIL_RSP) and read only while `run` / `red_run` or in TAIL_*, all of which PREP starts)
         eleft = Signal(NB + 1, reset_less=True)     # elements not yet loaded into A
-        # full (eleft >= beat_e) and more (eleft != 0) as registers, set in PREP and at each load
-        # from the count before it: no comparison of eleft on the path of the load
-        full, more = Signal(), Signal()
+        # more (eleft != 0) as a register, set in PREP and at each load from the count before
+        # it: no comparison of eleft on the path of the load (`full` likewise, below)
+        more = Signal()
         dleft = Signal(NB + 1, reset_less=True)     # destination nibbles not yet loaded
         fault = Signal(8)
         tail_en = Signal(reset_less=True)
@@ -491,10 +491,15 @@ class VectorEngine(wiring.Component):
         m.d.comb += red_run_n.eq(red_run)
         m.d.sync += red_run.eq(red_run_n)
         red_runs = replicas(m, platform, red_run_n, slices(8 * R), "red_run")
-        # and one each for reader 0's take (its amount feeds the reader's `has`, the head of
-        # the engine's `load`) and the writer's input control (into its queue's enables):
-        # red_run's one net spanned 80 tiles in the placed `base` (session 26)
-        red_take, red_wr = (replicas(m, platform, red_run_n, 1, nm)[0] for nm in ("red_run_take", "red_run_wr"))
+        # and one for reader 0's take (its amount feeds the reader's `has`): red_run's one net
+        # spanned 80 tiles in the placed `base` (session 26)
+        red_take, = replicas(m, platform, red_run_n, 1, "red_run_take")
+        # the writer's input count is chosen by a copy of the instruction's `reduction` (a
+        # register since DECODE, still from UNIT to the next DECODE, so the copy's input is no
+        # state machine and the placer may put it beside the writer): a copy of red_run_next,
+        # placed at the state machine, was 63 tiles from the writer (red_run_wr -> the
+        # writer's count -> its accumulator, 19.4 ns in the placed `base`, session 32)
+        red_wr, = replicas(m, platform, props.reduction, 1, "reduction_wr", reset_less=True)
         want1, want2 = readers[1].req_valid, readers[2].req_valid
         own2 = Signal()
         m.d.comb += own2.eq(Mux(b_hold, b_hold_own, want2 & (~want1 | b_prio)))
@@ -589,7 +594,7 @@ class VectorEngine(wiring.Component):
                 # the next instruction's PREP loads them again)
                 m.d.comb += start_rd.eq(~rg_hit)
                 m.d.sync += [
-                    eleft.eq(length), full.eq(length >= beat_e), more.eq(length != 0),
+                    eleft.eq(length), more.eq(length != 0),
                     dleft.eq(nibbles(count_d, bd)),
                     dst_nib.eq(addr[D] << 1), dst_len.eq(nibbles(count_d, bd)),
                     tail_en.eq(tail_odd),
@@ -692,11 +697,27 @@ class VectorEngine(wiring.Component):
         # happen (none while c_due: `in_free` is low), so `load` picks between the reader's two
         # registers by `full` and does not wait for c_due (c_due -> reader 2's `take_rest` ->
         # `has` -> `load` -> the readers' `take_en` led the placed `base`, 20.65 ns, session 30)
-        has2 = Signal()
-        m.d.comb += has2.eq(Mux(full, readers[2].has_take, readers[2].has_rest))
-        have = Cat(~props.src_mask[0] | readers[0].has, ~props.src_mask[1] | readers[1].has,
-                   ~props.src_mask[2] | has2).all()
         load = Signal()
+        # full (eleft >= beat_e) as registers, set in PREP and at each load from the count
+        # before it, in three copies: the engine's (the counts, rest_c), readers 0 and 1's and
+        # reader 2's take_rest (and their `has` below). Each copy computes its next value from
+        # its own, so `load` reaches each in one hop. One `full` was placed 106 tiles from
+        # reader 2, whose take_rest -> step -> avail -> `has_take` it began (18.2 ns in the
+        # placed `base`, session 32).
+        full_prep, full_more = Signal(), Signal()
+        m.d.comb += [full_prep.eq(length >= beat_e), full_more.eq(eleft >= beat_e2)]
+        full, full01, full2 = own_replicas(
+            m, platform, lambda q: Mux(st == PREP, full_prep, Mux(load, q & full_more, q)), 1, 3, "full")
+        has2 = Signal()
+        m.d.comb += has2.eq(Mux(full2, readers[2].has_take, readers[2].has_rest))
+        # reader 0's `has` the same way: its take_rest is ~full while `run` (the only time a
+        # load happens), so the copy of red_run that gives the reducer reader 0's take is off
+        # the load (red_run_take -> reader 0's take_rest -> `has` -> `load` -> reader 1's
+        # take_en led the placed `base`, 23.25 ns, session 32)
+        has0 = Signal()
+        m.d.comb += has0.eq(Mux(full01, readers[0].has_take, readers[0].has_rest))
+        have = Cat(~props.src_mask[0] | has0, ~props.src_mask[1] | readers[1].has,
+                   ~props.src_mask[2] | has2).all()
         m.d.comb += load.eq(run & more & have & pipe.in_free)
         dnib = Mux(full, beat_nib[D], dleft)
         c_due = pipe.c_due
@@ -713,20 +734,24 @@ class VectorEngine(wiring.Component):
         win12 = funnel(m, mux_sliced(c_sel, readers[2].rows, readers[1].rows), off12, 8 * R, 4, "win12")
         if self.checks:
             m.d.sync += [Assert(c == start_rd, "VectorEngine: a copy of start_rd differs") for c in st_rd]
+            m.d.sync += Assert((full01 == full) & (full2 == full), "VectorEngine: a copy of `full` differs")
             m.d.sync += Assert(c_due | (has2 == readers[2].has),
                                "VectorEngine: reader 2's `has` for the load differs from the reader's")
+            m.d.sync += Assert(~red.out_valid | red_run, "VectorEngine: a reducer result outside red_run")
+            m.d.sync += Assert(~run | (has0 == readers[0].has),
+                               "VectorEngine: reader 0's `has` for the load differs from the reader's")
         rest_c = Signal(reset_less=True)            # source 2 takes its rest at c_due (loaded with it)
         m.d.comb += [pipe.load.eq(load), pipe.load_dnib.eq(dnib),
                      pipe.win0.eq(readers[0].window), pipe.win1.eq(win12)]
         with m.If(load):
             m.d.sync += [eleft.eq(Mux(full, eleft - beat_e, 0)), dleft.eq(dleft - dnib), rest_c.eq(~full),
-                         full.eq(full & (eleft >= beat_e2)), more.eq(full & (eleft != beat_e))]
+                         more.eq(full & (eleft != beat_e))]
         # the amounts early, the enables late (the readers compute their next position first); a
         # beat that is not full takes the rest of every source
         for s in range(2):
-            m.d.comb += [readers[s].take.eq(beat_nib[s]), readers[s].take_rest.eq(~full),
+            m.d.comb += [readers[s].take.eq(beat_nib[s]), readers[s].take_rest.eq(~full01),
                          readers[s].take_en.eq(load & props.src_mask[s])]
-        m.d.comb += [readers[2].take.eq(beat_nib[S2]), readers[2].take_rest.eq(Mux(c_due, rest_c, ~full)),
+        m.d.comb += [readers[2].take.eq(beat_nib[S2]), readers[2].take_rest.eq(Mux(c_due, rest_c, ~full2)),
                      readers[2].take_en.eq(c_due)]
 
         # --- reducer --------------------------------------------------------------------------------------------
@@ -762,7 +787,8 @@ class VectorEngine(wiring.Component):
             wrt.start.eq(st_rd[4]), wrt.start_nib.eq(addr[D] << 1),
             wrt.start_len.eq(nibbles(Mux(props.reduction, Mux(tensor, red_m, 1), length), bd)),
             wrt.tail_en.eq(tail_en), wrt.tail_nib.eq(tail_nib),
-            wrt.in_valid.eq(Mux(red_wr, red.out_valid, pipe.out_valid & run)),
+            # (the reducer has a result only while red_run, the pipeline's count only while run)
+            wrt.in_valid.eq(red.out_valid | (pipe.out_valid & run)),
             wrt.in_cnt.eq(Mux(red_wr, red.out_cnt, pipe.out_cnt)),
             pipe.out_ready.eq(wrt.in_ready & run),
             red.out_ready.eq(wrt.in_ready & red_run),
