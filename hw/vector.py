@@ -802,7 +802,8 @@ class VectorEngine(wiring.Component):
             wrt.start.eq(st_rd[4]), wrt.start_nib.eq(addr[D] << 1),
             wrt.start_len.eq(nibbles(Mux(props.reduction, Mux(tensor, red_m, 1), length), bd)),
             wrt.tail_en.eq(tail_en), wrt.tail_nib.eq(tail_nib),
-            # (the reducer has a result only while red_run, the pipeline's count only while run)
+            # (no mux: the reducer has a result only while red_run, asserted under `checks`, and
+            # the pipeline's valid counts only while run)
             wrt.in_valid.eq(red.out_valid | (pipe.out_valid & run)),
             wrt.in_cnt.eq(Mux(red_wr, red.out_cnt, pipe.out_cnt)),
             pipe.out_ready.eq(wrt.in_ready & run),
