@@ -14,19 +14,22 @@ A command {addr, nbytes} is answered once, on ``rsp``:
   but only the rows holding its first ceil(max_table_bits / 8) bytes are read.
 
 The table may start at any byte address. Each row read (memory port ``mem``, one
-request per cycle while the port is ready) is rotated by the start offset
-``addr % row_bytes`` and its bytes are written to their places in the table
-register: the bytes from offset on are table bytes of slot k, the bytes before it
-complete slot k - 1. So only one row-wide byte rotator is needed, never a
-table-wide shifter.
+request per cycle while the port is ready) is registered as it arrives, then
+rotated by the start offset ``addr % row_bytes`` and its bytes are written to their
+places in the table register: the bytes from offset on are table bytes of slot k,
+the bytes before it complete slot k - 1. So only one row-wide byte rotator is
+needed, never a table-wide shifter. (The row register keeps the rotator and the
+table's byte enables off the block RAMs' read data, which crosses the chip to reach
+the loader: block RAM -> rotator -> table was the placed `base`'s worst path,
+21.7 ns, session 33; docs/boards.md.)
 
 Latency (cycles from the ``cmd`` transfer to ``rsp.valid``, with a memory port that
-never stalls): ``rows + 1 + L`` where ``rows = ceil((addr % row_bytes + nbytes) /
+never stalls): ``rows + 2 + L`` where ``rows = ceil((addr % row_bytes + nbytes) /
 row_bytes)``, the number of rows the table touches, and ``L`` the memory's read
 latency (``config.mem_latency``; the loader counts the responses as they come, so
 it works with any); 1 for OPTABLE_RANGE and for nbytes = 0. Throughput: one table
 at a time; a new command is taken in the cycle the response transfers, so
-back-to-back tables take ``rows + 1 + L`` cycles each.
+back-to-back tables take ``rows + 2 + L`` cycles each.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -151,12 +154,16 @@ class OperandLoader(wiring.Component):
         with m.If(self.mem.req.valid & self.mem.req.ready):
             m.d.sync += [req_row.eq(req_row + 1), req_left.eq(req_left - 1)]
 
-        # --- row responses: rotate by the offset, write into slots k and k - 1 ---------------
-        row = self.mem.rsp.payload
+        # --- row responses: register, rotate by the offset, write into slots k and k - 1 ----
+        # (the row is data, used only under its valid bit, which keeps the reset; responses
+        # come only in READ, and a command is taken only after the last one has been counted)
+        row_v = Signal()
+        row = Signal(len(self.mem.rsp.payload), reset_less=True)
+        m.d.sync += [row_v.eq(self.mem.rsp.valid), row.eq(self.mem.rsp.payload)]
         rot = Signal(len(row))
         m.d.comb += rot.eq((Cat(row, row) >> Cat(Const(0, 3), offset))[:len(row)])
         hit = [Signal(name=f"slot_{j}_hit") for j in range(slots + 1)]
-        m.d.comb += [h.eq(self.mem.rsp.valid & (rsp_k == j)) for j, h in enumerate(hit)]
+        m.d.comb += [h.eq(row_v & (rsp_k == j)) for j, h in enumerate(hit)]
         # Table bytes at or beyond nbytes are never written, and the whole register is
         # cleared when a command is taken, so the response needs no output mask (each
         # flip-flop takes the rotated row directly, with an enable and a synchronous reset).
@@ -170,7 +177,7 @@ class OperandLoader(wiring.Component):
                     m.d.sync += buf.word_select(t, 8).eq(0)
                 with m.Elif(Mux(low[b], hit[j], hit[j + 1]) & keep[t]):
                     m.d.sync += buf.word_select(t, 8).eq(rot.word_select(b, 8))
-        with m.If(self.mem.rsp.valid):
+        with m.If(row_v):
             m.d.sync += [rsp_k.eq(rsp_k + 1), rsp_left.eq(rsp_left - 1)]
             with m.If(rsp_left == 1):
                 m.d.sync += state.eq(_State.DONE)
