@@ -51,18 +51,22 @@ Microarchitecture
 * **Byte-stream path** (units of 8 bits or more, every mode): a reader takes the
   source chunks (runs cut so that none crosses a ``lanes``-aligned block), one row
   read each, and reserves room for them in a circular buffer of ``4 * lanes`` bytes
-  (stream byte j in slot j % C); the response, exactly ``config.mem_latency`` cycles
-  later (the read's offset and slots follow it through as many registers), is
-  rotated into its slots. A writer takes the destination lines' chunks and writes each
+  (``8 * lanes`` with a memory read latency of 2)
+  (stream byte j in slot j % C); the response, which arrives exactly
+  ``config.mem_latency`` cycles after the read and is registered (the engine's one
+  row register, shared with the nibble path: the block RAMs' read data reach no
+  logic of the engine in their cycle), is rotated into its slots a cycle later (the
+  read's offset and slots follow it through as many registers). A writer takes the destination lines' chunks and writes each
   chunk as one row write with byte enables, gathering its bytes with a funnel
   shifter, so source and destination alignments are independent. Immediate mode:
   the reader delivers the replicated immediate instead of reading (lanes = 1: the
   writer takes the immediate's byte directly). Reads never run ahead of the free
   space and writes never ahead of the delivered data, so streaming honours
   D-SNAPSHOT for every overlap D-OVERLAP allows (contiguous normal, dst <= src).
-* **Nibble path** (u4/s4): element-serial: read the source row, read the
-  destination row, write the merged byte (D-INT4 read-modify-write; each read
-  sees every earlier write, so later elements win).
+* **Nibble path** (u4/s4): element-serial: read the source row, in the next cycle
+  the destination row (both reads in flight at once), and write the merged byte in
+  the cycle the destination's response is registered (D-INT4 read-modify-write;
+  each read sees every earlier write, so later elements win).
 
 Latency (cycles from ``cmd.valid`` to the transfer of ``done``, no memory stalls):
 setup is 15 cycles for a 1-D normal move (9 for immediate; faults are answered
@@ -85,8 +89,9 @@ figures for row_bytes = lanes = 32 from tests/hw/test_datamove.py):
 * upsample with kh = 1: as normal (26.3); upsample with kh > 1 and transpose: one
   element per cycle (an element crossing an L-byte block takes two): u16
   upsample 1.87, u8 transpose 1.0, u32 transpose 3.98 B/cycle;
-* int4 (u4/s4), every mode: one nibble per 5 cycles (0.10 B/cycle; immediate one
-  per 4 cycles, 0.12 B/cycle);
+* int4 (u4/s4), every mode: one nibble per 4 cycles (0.12 B/cycle; the same for
+  immediate moves) with a memory read latency of 1, one cycle more per further cycle
+  of latency (5 before session 34, 7 with latency 2);
 * lanes = 1: 1 byte per cycle for normal and immediate moves (``tiny`` uses the
   micro-coded engine, hw/datamove_micro.py, instead).
 """
@@ -445,7 +450,11 @@ class DataMoveEngine(wiring.Component):
         m = Module()
         cfg, op = self.config, self._op
         R, L = cfg.row_bytes, cfg.lanes
-        C = 4 * L                                   # stream buffer bytes
+        # stream buffer bytes: L-byte blocks for the reads of one round trip (a read's
+        # delivery lands mem_latency + 1 cycles after it, and the write that frees its room
+        # is decided then) and one more for a write chunk that straddles two deliveries,
+        # rounded up to a power of two: 4 blocks with a memory read latency of 1, 8 with 2
+        C = (1 << ceil_log2(cfg.mem_latency + 3)) * L
         lR, lL, lC = exact_log2(R), exact_log2(L), exact_log2(C)
         AW = max(ceil_log2(cfg.mem_bytes), lR + 1)  # byte address bits inside memory
         PW = AW + 1                                 # nibble position bits
@@ -788,20 +797,27 @@ class DataMoveEngine(wiring.Component):
         w_take = Signal()
         m.d.comb += [sc.take.eq(r_take), dc.take.eq(w_take)]
 
-        # a read's bookkeeping, registered in the cycle of the read, reaches its response
-        # L = config.mem_latency cycles later through `at_rsp` (L - 1 more registers)
-        # (reset_less for the bookkeeping data, used only under the response's valid bit)
+        # The response row is registered as it arrives (`rsp_row`, valid `rsp_v`), and both
+        # paths take their bytes from the register: the block RAMs' read data crosses the
+        # chip to the engine, and block RAM -> the byte selection -> the stream buffer (or
+        # the nibble) was the placed `base`'s worst path (22.2 ns, session 34). A read's
+        # bookkeeping, registered in the cycle of the read, reaches the registered response
+        # L = config.mem_latency cycles later through `at_rsp` (L more registers)
+        # (reset_less for the row and the bookkeeping data, used only under `rsp_v`)
         L_mem = self.config.mem_latency
+        rsp_v = Signal()
+        rsp_row = Signal(len(self.rd.rsp.payload), reset_less=True)
+        m.d.sync += [rsp_v.eq(self.rd.rsp.valid), rsp_row.eq(self.rd.rsp.payload)]
 
         def at_rsp(value, name, reset_less=False):
-            return delayed(m, value, L_mem - 1, name, reset_less=reset_less)
+            return delayed(m, value, L_mem, name, reset_less=reset_less)
 
         rsp_off = Signal(lR, reset_less=True)       # the byte of interest in the next read's response
-        rsp_off_at = at_rsp(rsp_off, "rsp_off_q", reset_less=True)  # ... in the response arriving now
-        rsp_byte = select_word(m, self.rd.rsp.payload, rsp_off_at, 8, "rsp_byte", platform)
+        rsp_off_at = at_rsp(rsp_off, "rsp_off_q", reset_less=True)  # ... in the response registered now
+        rsp_byte = select_word(m, rsp_row, rsp_off_at, 8, "rsp_byte", platform)
 
         # --- byte-stream path -----------------------------------------------------------------
-        # A circular buffer of C = 4 * lanes bytes between the reader and the writer:
+        # A circular buffer of C bytes (4 or 8 blocks of `lanes`) between the reader and the writer:
         # stream byte j lives in slot j % C. Reads reserve room before they are issued
         # (the response cannot wait); the writer takes delivered bytes only.
         # The buffer's bytes and a delivery's size, rotation and slots are reset-less (data:
@@ -843,11 +859,14 @@ class DataMoveEngine(wiring.Component):
         m.d.sync += room.eq(Mux(st_wr, Mux(st_rd, room_both, room + w_m), room_rd))
         # A delivery counts as available from the cycle it lands in: a write decided then
         # gathers its bytes from the buffer in the next cycle, after the landing's edge.
-        # So `avail` takes it from the registers of the read's cycle, at the edge before
-        # the landing (with L = 1 the landing's own edge): a read in cycle t allows a
-        # write decision in cycle t + 2 with either L, which frees room for a read in t + 3.
+        # So `avail` takes it at the edge before the landing, from the registers of the
+        # read's cycle L_mem - 1 cycles later (the delivery lands from the registered
+        # response, L_mem + 1 cycles after the read): a read in cycle t allows a write
+        # decision in cycle t + L_mem + 1, which frees room for a read in t + L_mem + 2.
+        inf_v_a = delayed(m, inf_v_r, L_mem - 1, "inf_v_a")
+        inf_n_a = delayed(m, inf_n_r, L_mem - 1, "inf_n_a", reset_less=True)
         avail_in = Signal(lC + 1)
-        m.d.comb += avail_in.eq(avail + Mux(inf_v_r, inf_n_r, 0))
+        m.d.comb += avail_in.eq(avail + Mux(inf_v_a, inf_n_a, 0))
         m.d.sync += avail.eq(Mux(st_wr, avail_in - w_m, avail_in))
 
         # delivery -> buffer
@@ -863,8 +882,7 @@ class DataMoveEngine(wiring.Component):
                 imm_blk = pat.replicate(L // 8)
             else:
                 imm_blk = _shr_bytes(Cat(pat, pat), (wdel[:3] & pmask))[:8 * L]
-            blk_in = (self.rd.rsp.payload if L == R
-                      else self.rd.rsp.payload.word_select(rsp_off_at[lL:], 8 * L))
+            blk_in = rsp_row if L == R else rsp_row.word_select(rsp_off_at[lL:], 8 * L)
             rr = Signal(8 * L)
             rot = Signal(lL, reset_less=True)       # (rsp_off - wdel) % L of the delivery
             m.d.sync += rot.eq((r_addr[:lR] - wres)[:lL])
@@ -872,7 +890,7 @@ class DataMoveEngine(wiring.Component):
             with m.If(imm):
                 m.d.comb += rr.eq(imm_blk)
         # the slots a delivery fills, computed in the cycle of its read (deliveries come
-        # in order L cycles after their reads, so wdel then is wres now): registered
+        # in order L_mem + 1 cycles after their reads, so wdel then is wres now): registered
         # every cycle, used L cycles later only if a delivery lands
         ones = Cat(Mux(imm, (1 << L) - 1, sc.ones), Const(0, C - L))      # from the chunk's register
         bmask_r = Signal(C, reset_less=True)
@@ -914,7 +932,7 @@ class DataMoveEngine(wiring.Component):
             with m.If(st_wr):
                 m.d.sync += p_gb.eq((rptr - w_addr[:lL])[:lC])
             blk0 = select_word(m, buf, p_gb[lL:], 8 * L, "blk0", platform)
-            blk1 = select_word(m, buf, (p_gb[lL:] + 1)[:2], 8 * L, "blk1", platform)
+            blk1 = select_word(m, buf, (p_gb[lL:] + 1)[:lC - lL], 8 * L, "blk1", platform)
             g = _shr_bytes(Cat(blk0, blk1), p_gb[:lL])[:8 * L]
             # bytes outside the enables are zero (the memory's write data are defined)
             be_bits = Cat(*(be_b.replicate(8) for be_b in wr_be))
@@ -924,13 +942,32 @@ class DataMoveEngine(wiring.Component):
             m.d.comb += w_take.eq(1)
 
         # --- nibble path (u4/s4) ------------------------------------------------------------
-        # (nibble, i_hi and merged are data, each loaded in the FSM state before its use)
+        # An element reads its source row, then in the next cycle its destination row, so
+        # the two reads overlap; a response is the source's or the destination's by `i_dst`
+        # of its read (and its nibble by `i_hi`), which follow it through `at_rsp`.
+        # (nibble, i_hi, i_dst and merged are data, each loaded before its use)
         i_rd_v = Signal()
         i_rd_row = Signal(len(self.rd.req.payload))
         i_wr_v = Signal()
         nibble = Signal(4, reset_less=True)
-        i_hi = Signal(reset_less=True)
+        i_hi = Signal(reset_less=True)              # the read's nibble is the byte's high one
+        i_dst = Signal(reset_less=True)             # the read is the destination's
         merged = Signal(8, reset_less=True)
+        merged_now = Signal(8)                      # the destination byte with the element's nibble
+        i_wr_byte = Signal(8)                       # the byte the nibble path writes
+        i_hi_at = at_rsp(i_hi, "i_hi_q", reset_less=True)
+        i_dst_at = at_rsp(i_dst, "i_dst_q", reset_less=True)
+        with m.If(rsp_v & ~i_dst_at):               # a source nibble (only the nibble path uses it)
+            m.d.sync += nibble.eq(Mux(i_hi_at, rsp_byte[4:], rsp_byte[:4]))
+        m.d.comb += merged_now.eq(Mux(i_hi_at, Cat(rsp_byte[:4], nibble), Cat(nibble, rsp_byte[4:])))
+
+        def read_destination():
+            """Read the element's destination row once the previous element's write has
+            left the queue (the destination byte may be the one it wrote)."""
+            m.d.comb += [i_rd_v.eq(wq.empty), i_rd_row.eq(w_addr[lR:])]
+            with m.If(wq.empty & self.rd.req.ready):
+                m.d.sync += [rsp_off.eq(w_addr[:lR]), i_hi.eq(w_p[0]), i_dst.eq(1)]
+                m.next = "I_DRSP"
 
         # --- port multiplexing ----------------------------------------------------------------
         wreq = wq.w_data
@@ -942,7 +979,7 @@ class DataMoveEngine(wiring.Component):
             m.d.comb += [wq.w_valid.eq(1), wreq.row.eq(p_row), wreq.be.eq(wr_be), wreq.data.eq(st_data)]
         with m.Else():                              # the nibble path (pv is 0 outside STREAM)
             m.d.comb += [wq.w_valid.eq(i_wr_v), wreq.row.eq(w_addr[lR:]),
-                         wreq.be.eq((Const(1, R) << w_addr[:lR])[:R]), wreq.data.eq(merged.replicate(R))]
+                         wreq.be.eq((Const(1, R) << w_addr[:lR])[:R]), wreq.data.eq(i_wr_byte.replicate(R))]
 
         # --- control ----------------------------------------------------------------------
         m.d.comb += self.done.payload.fault.eq(fault)
@@ -1040,36 +1077,34 @@ class DataMoveEngine(wiring.Component):
                         m.next = "FINISH"
                 with m.Elif(~w_rdy | ~(imm | r_rdy)):
                     pass                            # the runs are still on their way to the queues
-                with m.Elif(imm):
+                with m.Elif(imm):                   # no source read: the destination's now
                     m.d.sync += nibble.eq(pattern[:4])
-                    m.next = "I_DRD"
+                    read_destination()
                 with m.Else():
                     m.d.comb += [i_rd_v.eq(1), i_rd_row.eq(r_addr[lR:])]
                     with m.If(self.rd.req.ready):
-                        m.d.sync += [rsp_off.eq(r_addr[:lR]), i_hi.eq(r_p[0])]
+                        m.d.sync += [rsp_off.eq(r_addr[:lR]), i_hi.eq(r_p[0]), i_dst.eq(0)]
                         m.d.comb += r_take.eq(1)
-                        m.next = "I_SRSP"
-
-            with m.State("I_SRSP"):                # the response comes L cycles after the read
-                with m.If(self.rd.rsp.valid):
-                    m.d.sync += nibble.eq(Mux(i_hi, rsp_byte[4:], rsp_byte[:4]))
-                    m.next = "I_DRD"
+                        m.next = "I_DRD"
 
             with m.State("I_DRD"):
-                # the destination byte may be the one the previous element wrote: read it
-                # once that write has left the queue
-                m.d.comb += [i_rd_v.eq(wq.empty), i_rd_row.eq(w_addr[lR:])]
-                with m.If(wq.empty & self.rd.req.ready):
-                    m.d.sync += [rsp_off.eq(w_addr[:lR]), i_hi.eq(w_p[0])]
-                    m.next = "I_DRSP"
+                read_destination()
 
-            with m.State("I_DRSP"):
-                with m.If(self.rd.rsp.valid):
-                    m.d.sync += merged.eq(Mux(i_hi, Cat(rsp_byte[:4], nibble), Cat(nibble, rsp_byte[4:])))
-                    m.next = "I_WR"
+            with m.State("I_DRSP"):                # the source's response has come before it
+                # the merged byte is written in the cycle of the response (from the row
+                # register, through the byte selection, into the write queue's registers),
+                # and kept in `merged` for I_WR should the queue be full
+                with m.If(rsp_v & i_dst_at):
+                    m.d.comb += [i_wr_v.eq(1), i_wr_byte.eq(merged_now)]
+                    m.d.sync += merged.eq(merged_now)
+                    with m.If(wq.w_ready):
+                        m.d.comb += w_take.eq(1)
+                        m.next = "I_SRC"
+                    with m.Else():
+                        m.next = "I_WR"
 
             with m.State("I_WR"):
-                m.d.comb += i_wr_v.eq(1)
+                m.d.comb += [i_wr_v.eq(1), i_wr_byte.eq(merged)]
                 with m.If(wq.w_ready):
                     m.d.comb += w_take.eq(1)
                     m.next = "I_SRC"
