@@ -50,13 +50,13 @@ Microarchitecture
   destination byte only once the previous element's write has left it.
 * **Byte-stream path** (units of 8 bits or more, every mode): a reader takes the
   source chunks (runs cut so that none crosses a ``lanes``-aligned block), one row
-  read each, and reserves room for them in a circular buffer of ``4 * lanes`` bytes
-  (``8 * lanes`` with a memory read latency of 2)
-  (stream byte j in slot j % C); the response, which arrives exactly
-  ``config.mem_latency`` cycles after the read and is registered (the engine's one
-  row register, shared with the nibble path: the block RAMs' read data reach no
-  logic of the engine in their cycle), is rotated into its slots a cycle later (the
-  read's offset and slots follow it through as many registers). A writer takes the destination lines' chunks and writes each
+  read each, and reserves room for them in a circular buffer of C bytes (stream
+  byte j in slot j % C; C = 4 * lanes, 8 * lanes with a memory read latency of 2).
+  The response arrives exactly ``config.mem_latency`` cycles after the read and is
+  registered (the engine's one row register, shared with the nibble path: the block
+  RAMs' read data reach no logic of the engine in their cycle); a cycle later it is
+  rotated into its slots (the read's offset and slots follow it through as many
+  registers). A writer takes the destination lines' chunks and writes each
   chunk as one row write with byte enables, gathering its bytes with a funnel
   shifter, so source and destination alignments are independent. Immediate mode:
   the reader delivers the replicated immediate instead of reading (lanes = 1: the
@@ -891,7 +891,7 @@ class DataMoveEngine(wiring.Component):
                 m.d.comb += rr.eq(imm_blk)
         # the slots a delivery fills, computed in the cycle of its read (deliveries come
         # in order L_mem + 1 cycles after their reads, so wdel then is wres now): registered
-        # every cycle, used L cycles later only if a delivery lands
+        # every cycle, used when the read's delivery lands (`at_rsp`) and only if one does
         ones = Cat(Mux(imm, (1 << L) - 1, sc.ones), Const(0, C - L))      # from the chunk's register
         bmask_r = Signal(C, reset_less=True)
         m.d.sync += bmask_r.eq((Cat(ones, ones) << wres[:lC])[C:2 * C])          # rotated left
