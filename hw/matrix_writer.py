@@ -64,20 +64,19 @@ class VectorWriter(wiring.Component):
         # used only while `have` (reset) is high: data, reset-less (`second` keeps its reset)
         v = Signal(WriteVector(n, AW), reset_less=True)     # the vector being written
         have = Signal()
-        j = Signal(range(n + 1), reset_less=True)    # first element of the current piece
         second = Signal()                            # writing the piece's second row
         contig = Signal(reset_less=True)             # stride == element size: a register, set with v
 
         # The current piece's shape is kept in registers, computed when the vector is
         # taken and again as each piece is finished, so neither the write's byte
         # enables nor the "last write" that takes the next vector wait for the
-        # arithmetic from `j`: `k` elements, `length` bytes, whether it `crosses` a row
+        # arithmetic from the piece's first element: `k` elements, `length` bytes, whether it `crosses` a row
         # boundary and whether it is the vector's `last` piece.
         k = Signal(range(n + 1), reset_less=True)
         length = Signal(range(R + 1), reset_less=True)
         crosses = Signal(reset_less=True)
         last = Signal(reset_less=True)
-        addr = Signal(AW, reset_less=True)           # base + j * stride, advanced with j
+        addr = Signal(AW, reset_less=True)           # the piece's first byte address
 
         # One copy of that arithmetic serves both cases, chosen by registers: when no
         # vector is held or the held one is on its last piece, the next piece is the
@@ -89,19 +88,26 @@ class VectorWriter(wiring.Component):
         nv = self.vec.payload
         nv_contig = Signal()
         m.d.comb += nv_contig.eq(nv.stride == (Const(1, 4) << nv.lsz))
-        j_next = Signal.like(j)
-        addr_next = Signal(AW)
-        m.d.comb += [j_next.eq(j + k), addr_next.eq(addr + Mux(contig, length, v.stride))]
-        s_j = Signal.like(j)
-        s_off = Signal(lR)
+        # The piece after the current one starts at element j + k (j: the current piece's
+        # first element) and byte address addr + (length or stride): registers, loaded with
+        # the piece's shape, so no adder lies before the element select and the rotation
+        # below (j + k, fanned out to ~250 sinks of that select, was the matrix unit's worst
+        # path in the placed `base`, session 34).
+        j_next = Signal(range(n + 1), reset_less=True)
+        addr_next = Signal(AW, reset_less=True)
+        s_j = Signal.like(j_next)
+        s_addr = Signal(AW)
         s_count = Signal.like(v.count)
         s_lsz = Signal.like(v.lsz)
+        s_stride = Signal.like(v.stride)
         s_contig = Signal()
         m.d.comb += [s_j.eq(Mux(from_input, 0, j_next)),
-                     s_off.eq(Mux(from_input, nv.base[:lR], addr_next[:lR])),
+                     s_addr.eq(Mux(from_input, nv.base, addr_next)),
                      s_count.eq(Mux(from_input, nv.count, v.count)),
                      s_lsz.eq(Mux(from_input, nv.lsz, v.lsz)),
+                     s_stride.eq(Mux(from_input, nv.stride, v.stride)),
                      s_contig.eq(Mux(from_input, nv_contig, contig))]
+        s_off = s_addr[:lR]
         rem = Signal(range(n + 1), name="rem_next")
         k_new = Signal(range(n + 1), name="k_next")
         len_new = Signal(range(R + 1), name="length_next")
@@ -110,7 +116,8 @@ class VectorWriter(wiring.Component):
                      k_new.eq(Mux(s_contig, Mux(rem < s_per, rem, s_per), 1)),
                      len_new.eq((k_new << s_lsz)[:lR + 1])]
         next_shape = [k.eq(k_new), length.eq(len_new), crosses.eq((s_off + len_new) > R),
-                      last.eq(rem <= k_new)]
+                      last.eq(rem <= k_new), j_next.eq(s_j + k_new),
+                      addr_next.eq(s_addr + Mux(s_contig, len_new, s_stride))]
 
         # the piece's bytes, rotated to its row offset, as a register loaded with the shape
         # registers (from the next piece's data, element and offset): the element select and
@@ -163,14 +170,14 @@ class VectorWriter(wiring.Component):
             with m.If(crosses & ~second):
                 m.d.sync += second.eq(1)
             with m.Else():
-                m.d.sync += [second.eq(0), j.eq(j_next), addr.eq(addr_next)]
+                m.d.sync += [second.eq(0), addr.eq(addr_next)]
                 m.d.sync += next_shape          # the next piece (from_input: unused, have drops)
                 with m.If(last):
                     m.d.comb += last_write.eq(1)
                     m.d.sync += have.eq(0)
         m.d.comb += self.vec.ready.eq(~have | last_write)
         with m.If(self.vec.valid & self.vec.ready):
-            m.d.sync += [v.eq(nv), have.eq(nv.count != 0), j.eq(0), second.eq(0),
+            m.d.sync += [v.eq(nv), have.eq(nv.count != 0), second.eq(0),
                          addr.eq(nv.base), contig.eq(nv_contig)]
             m.d.sync += next_shape              # from_input is high whenever vec.ready is
         return m

@@ -223,6 +223,9 @@ class VectorEngine(wiring.Component):
         # before any state that reads it; `st`, which is reset, starts in IDLE)
         opi = Signal(range(len(OP_LIST)), reset_less=True)
         props = Signal(_props_layout(), reset_less=True)
+        # (the kind of the slots' element counts, for the range checks: props.reduction & ~asum,
+        # and ASUM, as registers of their own beside those checks)
+        count_tensor, count_one = Signal(reset_less=True), Signal(reset_less=True)
         addr = [Signal(64, name=f"addr_{r}", reset_less=True) for r in SLOT_ROLE]
         unit = [Signal(4, name=f"unit_{r}", reset_less=True) for r in SLOT_ROLE]
         length = Signal(64, reset_less=True)
@@ -295,7 +298,9 @@ class VectorEngine(wiring.Component):
             with m.Switch(opi):                             # the op's properties, a register from UNIT on
                 for i, info in enumerate(OP_LIST):
                     with m.Case(i):
-                        m.d.sync += props.eq(_props_layout().const(_props_value(info)))
+                        m.d.sync += [props.eq(_props_layout().const(_props_value(info))),
+                                     count_tensor.eq(int(tensor_op(info))),
+                                     count_one.eq(int(info.reduction and not tensor_op(info)))]
 
         # --- unit facts -----------------------------------------------------------------------------------
         bsel = [Signal(3, name=f"bsel_{r}") for r in SLOT_ROLE]       # width 4 << bsel
@@ -374,16 +379,22 @@ class VectorEngine(wiring.Component):
         m.d.comb += tensor.eq(props.reduction & ~props.asum)
         # ADDRESS_RANGE: an address or count with a bit set at TB or above is out of memory
         # (2**TB elements span at least 2 * mem_bytes); below, exact TB + 5-bit arithmetic.
-        # The slot's byte count, whether its count is nonzero and whether its address or count
-        # has a bit at TB or above are registers loaded with the slot's (below), so the check
-        # is one add and one compare: with the count's shift in it, the check was 19.3 ns
-        # from the slot's unit into rg_hit, 22.1 ns into the copies of start_rd (the placed
-        # `base`, session 33)
+        # Each slot's byte count, whether its count is nonzero and whether it has a bit at TB or
+        # above are registers, loaded in every cycle from the counts and units (below), and
+        # whether the slot's address has one is loaded with the slot's address, so the check is
+        # a four-way select by `ck`, one add and one compare. (With the count's shift in it, the
+        # check was 19.3 ns from the slot's unit into rg_hit, 22.1 ns into the copies of
+        # start_rd, the placed `base`, session 33; with the shift after the selection of the
+        # next slot's count, the op's properties -> ck_n -> that shift was 21.6 ns, session 34.)
         TB = AW + 2
-        slot_bytes = Signal(TB + 4, reset_less=True)
-        slot_nz, slot_far = Signal(reset_less=True), Signal(reset_less=True)
+        slot_bytes = [Signal(TB + 4, name=f"bytes_{r}", reset_less=True) for r in SLOT_ROLE]
+        slot_nz = [Signal(name=f"nz_{r}", reset_less=True) for r in SLOT_ROLE]
+        slot_long = [Signal(name=f"long_{r}", reset_less=True) for r in SLOT_ROLE]
+        addr_far = Signal(reset_less=True)
         range_bad = Signal()
-        m.d.comb += range_bad.eq(slot_nz & (slot_far | (slot_addr[:TB] + slot_bytes > cfg.mem_bytes)))
+        m.d.comb += range_bad.eq(Cat(*slot_nz).bit_select(ck, 1) & (
+            Cat(*slot_long).bit_select(ck, 1) | addr_far
+            | (slot_addr[:TB] + Cat(*slot_bytes).word_select(ck, TB + 4) > cfg.mem_bytes)))
 
         # The verdicts reach the FSM as registers, so that no check's arithmetic lies on the
         # paths of the state and the fault register: the range verdict of a RANGE cycle
@@ -773,26 +784,32 @@ class VectorEngine(wiring.Component):
             m.d.comb += [readers[0].take.eq(red.take_nib), readers[0].take_rest.eq(0), readers[0].take_en.eq(red.take)]
         # the reduction's element counts as registers (PREP and the writer's start read them)
         m.d.sync += [red_n.eq(red.n_total), red_m.eq(red.n_out)]
-        # the next cycle's slot (its counts from the reducer's own outputs, valid with
-        # `dims_ready`, when red_n and red_m are not yet)
-        slot_addr_n, slot_count_n = Signal(64), Signal(64)
+        # the next cycle's slot, and every slot's count facts (the counts from the reducer's own
+        # outputs, valid with `dims_ready`, when red_n and red_m are not yet; the count's kind
+        # from registers of their own, loaded with the op's properties)
+        slot_addr_n = Signal(64)
         slot_b_n = Signal(3)
         m.d.comb += [slot_addr_n.eq(select_word(m, Cat(*addr), ck_n, 64, "slot_addr", platform)),
                      slot_b_n.eq(Cat(*bsel_c).word_select(ck_n, 3))]
-        with m.If(tensor):
-            m.d.comb += slot_count_n.eq(Mux(ck_n == D, red.n_out, red.n_total))
-        with m.Elif(props.reduction):                # ASUM: one destination element
-            m.d.comb += slot_count_n.eq(Mux(ck_n == D, 1, length))
-        with m.Else():
-            m.d.comb += slot_count_n.eq(length)
-        m.d.sync += [slot_addr.eq(slot_addr_n), slot_b.eq(slot_b_n),
-                     slot_bytes.eq(nbytes(slot_count_n[:TB], slot_b_n)), slot_nz.eq(slot_count_n != 0),
-                     slot_far.eq(slot_count_n[TB:].any() | slot_addr_n[TB:].any())]
+        m.d.sync += [slot_addr.eq(slot_addr_n), slot_b.eq(slot_b_n), addr_far.eq(slot_addr_n[TB:].any())]
+        counts = [Mux(count_tensor, red.n_total, length)] * 3
+        counts.append(Mux(count_tensor, red.n_out, Mux(count_one, 1, length)))
+        for s, count in enumerate(counts):
+            m.d.sync += [slot_bytes[s].eq(nbytes(count[:TB], bsel_c[s])), slot_nz[s].eq(count != 0),
+                         slot_long[s].eq(count[TB:].any())]
         if self.checks:                             # the slot's count itself, for the checks
-            slot_count = Signal(64, reset_less=True)
+            slot_count_n, slot_count = Signal(64), Signal(64, reset_less=True)
+            with m.If(tensor):
+                m.d.comb += slot_count_n.eq(Mux(ck_n == D, red.n_out, red.n_total))
+            with m.Elif(props.reduction):            # ASUM: one destination element
+                m.d.comb += slot_count_n.eq(Mux(ck_n == D, 1, length))
+            with m.Else():
+                m.d.comb += slot_count_n.eq(length)
             m.d.sync += slot_count.eq(slot_count_n)
-            m.d.sync += Assert((slot_bytes == nbytes(slot_count[:TB], slot_b)) & (slot_nz == (slot_count != 0))
-                               & (slot_far == (slot_count[TB:].any() | slot_addr[TB:].any())),
+            m.d.sync += Assert((Cat(*slot_bytes).word_select(ck, TB + 4) == nbytes(slot_count[:TB], slot_b))
+                               & (Cat(*slot_nz).bit_select(ck, 1) == (slot_count != 0))
+                               & ((Cat(*slot_long).bit_select(ck, 1) | addr_far)
+                                  == (slot_count[TB:].any() | slot_addr[TB:].any())),
                                "VectorEngine: the slot's range facts differ from its count and address")
 
         # --- writer ---------------------------------------------------------------------------------------------
