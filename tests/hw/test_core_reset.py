@@ -5,7 +5,7 @@ partial sums, queue entries, pipeline stages) keep whatever they held
 (docs/architecture.md, "Reset"). This test interrupts one program -- matrix,
 vector and data-move instructions whose destinations overlap no operand, so a
 rerun over a partly written memory ends with the same memory -- by a one-cycle
-reset at ten points of its run (a sample: a reset-less register is caught only
+reset at eight points of its run (a sample: a reset-less register is caught only
 if some point leaves it stale where it matters), restarting it through the host
 port after each reset. The run after the last reset must be the golden model's
 (retire trace, memory, key tables): a register that needed its reset and lost
@@ -91,9 +91,9 @@ def image_and_cycles():
 def test_reset_mid_run(image_and_cycles):
     image, cycles = image_and_cycles
     rng = random.Random(1)
-    # reset points in every fifth of the run, three in the first instruction's setup
+    # reset points in every third of the run, three in the first instruction's setup
     # (cheap: the run is cut early) and twice in a row right after a start
-    points = ([rng.randrange(k * cycles // 5, (k + 1) * cycles // 5) for k in range(5)]
+    points = ([rng.randrange(k * cycles // 3, (k + 1) * cycles // 3) for k in range(3)]
               + [rng.randrange(4, 60) for _ in range(3)] + [0, 1])
     rng.shuffle(points)
     report = cosim(image, CFG, "pysim", resets_at=points)

