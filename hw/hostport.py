@@ -22,9 +22,12 @@ cycle 0, ``ack`` is high in cycle:
 * 1 — register, unmapped and out-of-memory accesses (2 cycles per access);
 * 1 + g — data memory writes; g is the number of cycles the host waits for the
   memory write port (0 when no other unit writes);
-* 1 + L + g — data memory reads, with the memory's read latency L
+* 2 + L + g — data memory reads, with the memory's read latency L
   (``config.mem_latency``; the request is issued in cycle g, the row returns in
-  cycle g + L);
+  cycle g + L and is registered; the word is selected from that register in the
+  next cycle, so no block RAM output reaches ``dat_r`` in one cycle -- that path,
+  across the memory's block RAMs and the word select, took 18.2 ns in the placed
+  `base`, session 34);
 * 1 + sum over the n key operations of (1 + w_k + L_k) — key-table accesses: a
   KEYS word issues one key operation per selected byte (n <= 4, lowest byte first,
   one at a time; n = 0 acks in cycle 1), KEY_DEPOSIT one. w_k is the cycles the
@@ -162,6 +165,7 @@ class HostPort(wiring.Component):
         is_keys = is_reg & (off >> 8 == (KEYS_BASE - REG_BASE) >> 10)
 
         start_q = Signal(64)
+        row_q = Signal(cfg.row_bits, reset_less=True)      # a data memory read's row
         m.d.comb += self.start_addr.eq(start_q)
 
         # --- register read mux ------------------------------------------------------------
@@ -248,10 +252,14 @@ class HostPort(wiring.Component):
                     finish(reg_rdata & lane_mask)
 
             with m.State("MEM_READ"):
-                # the row requested L cycles ago arrives now
+                # the row requested L cycles ago arrives now and is registered
                 with m.If(self.mem_r.rsp.valid):
-                    finish(self.mem_r.rsp.payload.word_select(word, 32) & lane_mask)
-                    m.next = "IDLE"
+                    m.d.sync += row_q.eq(self.mem_r.rsp.payload)
+                    m.next = "MEM_WORD"
+
+            with m.State("MEM_WORD"):
+                finish(row_q.word_select(word, 32) & lane_mask)
+                m.next = "IDLE"
 
             with m.State("KEY_REQ"):
                 m.d.comb += self.keys_req.valid.eq(1)

@@ -31,8 +31,8 @@ MEM_WRITE_LATENCY = 2
 
 
 def mem_read_latency(config):
-    """Cycles of a data memory read (hw/hostport.py): 2 plus the memory's read latency."""
-    return 2 + config.mem_latency
+    """Cycles of a data memory read (hw/hostport.py): 3 plus the memory's read latency."""
+    return 3 + config.mem_latency
 
 
 def lanes(sel):
