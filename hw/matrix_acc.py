@@ -36,6 +36,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from . import collision
+from .replicate import replicas
 from .requant import ACC_BITS
 
 __all__ = ["Accumulators"]
@@ -71,8 +72,8 @@ class Accumulators(wiring.Component):
         m.d.comb += [rmw.addr.eq(self.in_addr), rmw.en.eq(1)]
         # S: the word arrives; compare with the writes it missed
         # the valid bits are reset; everything else is data that counts only under them (the
-        # write's port enable and the caller's w_valid are q's valid bit; f1/f2 select data
-        # and are recomputed each cycle from the valid bits)
+        # write's port enable and the caller's w_valid are q's valid bit; f1/f2/first select
+        # data and are recomputed each cycle from the valid bits)
         stage = data.StructLayout({"addr": len(self.in_addr), "first": 1, "tag": len(self.in_tag),
                                    "sums": self.in_sums.shape()})
         s_valid, q_valid = Signal(name="s_valid"), Signal(name="q_valid")
@@ -83,13 +84,18 @@ class Accumulators(wiring.Component):
         w1_valid, w1_addr = Signal(), Signal.like(q.addr, reset_less=True)     # the last write
         # the last two writes' sums
         w1_data, w2_data = Signal(words, reset_less=True), Signal(words, reset_less=True)
-        f1, f2 = Signal(reset_less=True), Signal(reset_less=True)   # Q takes the last write's / the one before
-        m.d.sync += [q_word.eq(rmw.data),
-                     f1.eq(q_valid & (q.addr == s.addr)), f2.eq(w1_valid & (w1_addr == s.addr))]
+        # Q's selects (it takes the last write's word / the one before / none: the first pass),
+        # one copy per word: shared, each fanned out to all n * ACC_BITS adder inputs (424
+        # in `base`) across 123 tiles, 7 ns of the placed `base`'s paths into the block RAMs
+        # (session 36)
+        f1 = replicas(m, platform, q_valid & (q.addr == s.addr), n, "acc_f1", reset_less=True)
+        f2 = replicas(m, platform, w1_valid & (w1_addr == s.addr), n, "acc_f2", reset_less=True)
+        first = replicas(m, platform, s.first, n, "acc_first", reset_less=True)
+        m.d.sync += q_word.eq(rmw.data)
         # Q: add and write
         m.d.comb += [wr.addr.eq(q.addr), wr.en.eq(q_valid), self.w_valid.eq(q_valid), self.w_tag.eq(q.tag)]
         for j in range(n):
-            word = Mux(f1, w1_data[j], Mux(f2, w2_data[j], q_word[j]))
-            m.d.comb += wr.data[j].eq(Mux(q.first, 0, word) + q.sums[j])
+            word = Mux(f1[j], w1_data[j], Mux(f2[j], w2_data[j], q_word[j]))
+            m.d.comb += wr.data[j].eq(Mux(first[j], 0, word) + q.sums[j])
         m.d.sync += [w1_valid.eq(q_valid), w1_addr.eq(q.addr), w1_data.eq(wr.data), w2_data.eq(w1_data)]
         return m

@@ -77,7 +77,8 @@ def slices(bits):
     return max(1, bits // SLICE_BITS)
 
 
-def _bounds(width, parts):
+def slice_bounds(width, parts):
+    """``(lo, hi)`` of each of `parts` equal slices of `width` bits (the last may be shorter)."""
     step = -(-width // parts)
     return [(lo, min(lo + step, width)) for lo in range(0, width, step)]
 
@@ -86,4 +87,4 @@ def mux_sliced(sels, a, b):
     """``Mux(sel, a, b)`` for copies `sels` of one select: slice ``j`` of ``len(sels)``
     equal slices of `a` and `b` chosen by ``sels[j]``."""
     a, b = Value.cast(a), Value.cast(b)
-    return Cat(Mux(s, a[lo:hi], b[lo:hi]) for s, (lo, hi) in zip(sels, _bounds(len(a), len(sels))))
+    return Cat(Mux(s, a[lo:hi], b[lo:hi]) for s, (lo, hi) in zip(sels, slice_bounds(len(a), len(sels))))
