@@ -458,17 +458,16 @@ class StreamWriter(wiring.Component):
                          Assert(c_left == left, "StreamWriter: the control's copy of left differs")]
 
         # The accumulator's data (256 flip-flops in `base`) takes the row-end decision per
-        # 64-bit slice, each slice from a copy of the offset of its own, so the compare sits
-        # beside the slice it selects for: one shared decision crossed the die twice (to its
-        # LUT, then as the select of 256 multiplexers over 92 tiles: the worst path of the
-        # placed `base`, 20.0 ns, session 36). The data need only the fill: at the stream's
-        # end (left == in_cnt) they are not read again before `start` clears them.
+        # 64-bit slice, each slice from the rotator's copy of RN - offset for that slice
+        # (`amounts`: the beat reaches the next row when in_cnt >= RN - off, RN itself at
+        # offset 0), so the compare sits beside the slice it selects for: one shared
+        # decision crossed the die twice (to its LUT, then as the select of 256
+        # multiplexers over 92 tiles: the worst path of the placed `base`, 20.0 ns,
+        # session 36). The data need only the fill: at the stream's end (left == in_cnt)
+        # they are not read again before `start` clears them. (Copies of the offset of
+        # their own, each computing its next value, cost 180 LUT4s more in the writer
+        # alone; these compares about 150.)
         acc_parts = slices(8 * R)
-        a_off = own_replicas(m, platform,
-                             lambda q: Mux(self.start, self.start_nib, Mux(take, q + self.in_cnt, q))[:lrn],
-                             lrn, acc_parts, "w_acc_off", reset_less=True)
-        if self.checks:
-            m.d.sync += [Assert(o == off, "StreamWriter: an accumulator slice's offset copy differs") for o in a_off]
         with m.If(self.start):
             m.d.sync += [
                 left.eq(self.start_len),
@@ -482,8 +481,8 @@ class StreamWriter(wiring.Component):
                 m.d.sync += [accm.eq(nmask[RN:]), arow.eq(arow + 1)]
             with m.Else():
                 m.d.sync += accm.eq(nmask[:RN])
-            for o, (lo, hi) in zip(a_off, slice_bounds(8 * R, acc_parts)):
-                m.d.sync += acc[lo:hi].eq(Mux(o + self.in_cnt >= RN, ndata[8 * R + lo:8 * R + hi], ndata[lo:hi]))
+            for a, (lo, hi) in zip(amounts, slice_bounds(8 * R, acc_parts)):
+                m.d.sync += acc[lo:hi].eq(Mux(self.in_cnt >= Cat(a, a == 0), ndata[8 * R + lo:8 * R + hi], ndata[lo:hi]))
         with m.Elif(at_end & ~accm_zero & can):
             m.d.sync += [acc.eq(0), accm.eq(0), arow.eq(arow + 1)]
 
