@@ -467,7 +467,6 @@ class StreamWriter(wiring.Component):
         # they are not read again before `start` clears them. (Copies of the offset of
         # their own, each computing its next value, cost 180 LUT4s more in the writer
         # alone; these compares about 150.)
-        acc_parts = slices(8 * R)
         with m.If(self.start):
             m.d.sync += [
                 left.eq(self.start_len),
@@ -481,8 +480,9 @@ class StreamWriter(wiring.Component):
                 m.d.sync += [accm.eq(nmask[RN:]), arow.eq(arow + 1)]
             with m.Else():
                 m.d.sync += accm.eq(nmask[:RN])
-            for a, (lo, hi) in zip(amounts, slice_bounds(8 * R, acc_parts)):
-                m.d.sync += acc[lo:hi].eq(Mux(self.in_cnt >= Cat(a, a == 0), ndata[8 * R + lo:8 * R + hi], ndata[lo:hi]))
+            for a, (lo, hi) in zip(amounts, slice_bounds(8 * R, len(amounts))):
+                ends_row = self.in_cnt >= Cat(a, a == 0)
+                m.d.sync += acc[lo:hi].eq(Mux(ends_row, ndata[8 * R + lo:8 * R + hi], ndata[lo:hi]))
         with m.Elif(at_end & ~accm_zero & can):
             m.d.sync += [acc.eq(0), accm.eq(0), arow.eq(arow + 1)]
 
