@@ -27,8 +27,8 @@ Microarchitecture
   still needs one and reads it once for every lane that needs that same row: the
   lanes of an NHWC vector (consecutive channels) share one read. A beat whose
   lanes need k distinct rows takes k cycles. Which lanes share a row comes from
-  pairwise comparisons of the lanes' rows (in parallel with the hits), so ``req.ready``
-  is a few LUT levels after the hits.
+  pairwise row equalities of the lanes, registers loaded with a new vector's
+  addresses, so ``req.ready`` is a few LUT levels after the hits.
 * **Stages.** Issue (registered lane addresses, the read request); response (the
   row goes into the caches of the lanes that asked for it, ``L =
   config.mem_latency`` cycles after the request, as bus.py guarantees: the beat's
@@ -144,16 +144,23 @@ class VectorGather(wiring.Component):
             with m.If(need[i]):
                 m.d.comb += X.eq(row[i])
         # Which lanes the read serves (match: the row of the lowest lane that needs one) and
-        # whether it serves all of them come from pairwise row equalities of the lanes'
-        # addresses (registers, compared in parallel with the hits), not from comparing
-        # every row with the multiplexed X: the beat's end, and so ``req.ready``, is a few
-        # LUT levels after the hits.
+        # whether it serves all of them come from pairwise row equalities of the lanes,
+        # not from comparing every row with the multiplexed X: the beat's end, and so
+        # ``req.ready``, is a few LUT levels after the hits. The equalities are registers
+        # (below), loaded with a new vector's compares, held otherwise: they are read only
+        # for two lanes that both need a row, and within a vector two lanes need rows after
+        # a step only if both crossed into their next rows, which keeps their equality.
+        # (The compares of the address registers were on the path active/addr -> one_row ->
+        # the beat's end -> `bi`, 19.4-20.1 ns in the placed `base`, session 36.)
         same = {}
         for i in range(n):
             for j in range(i):
-                eq = Signal(name=f"same_{j}_{i}")
-                m.d.comb += eq.eq(row[i] == row[j])
+                eq = Signal(name=f"same_{j}_{i}", reset_less=True)     # (read only under need)
                 same[i, j] = same[j, i] = eq
+        if self.checks:
+            m.d.sync += [Assert(~(need[i] & need[j]) | (same[i, j] == (row[i] == row[j])),
+                                f"VectorGather: the registered row equality of lanes {j} and {i} differs")
+                         for i in range(n) for j in range(i)]
         first = Signal(n)                            # the lowest lane that needs a row
         for i in range(n):
             m.d.comb += first[i].eq(need[i] & ~(need[:i].any() if i else 0))
@@ -222,6 +229,7 @@ class VectorGather(wiring.Component):
         # a beat implies v0, so ~v0 takes a waiting request without it)
         offs = _lane_offsets(m, req.stride, n, AW)
         take_new = self.req.valid & self.req.ready       # the lanes load a new vector's addresses
+        new_rows = []
         for i in range(n):
             new = Mux(req.seg2[i], req.base2, req.base) + offs[i]
             at_end = Mux(last_byte, Mux(self.req.valid, new, addr[i]), addr[i] + 1)
@@ -236,6 +244,7 @@ class VectorGather(wiring.Component):
             served = issue & match[i]
             new_row = Signal(RW, name=f"new_row_{i}")
             m.d.comb += new_row.eq(new[lR:])
+            new_rows.append(new_row)
             hit_new = Mux(served, row[i] == new_row, tvalid[i] & (tag[i] == new_row))
             hit_step = ~addr[i][:lR].all()
             with m.If(self.flush):
@@ -248,6 +257,8 @@ class VectorGather(wiring.Component):
                 m.d.sync += hit[i].eq(served | hit[i])
         with m.If(self.flush):
             m.d.sync += tvalid.eq(0)
+        with m.If(take_new):
+            m.d.sync += [same[i, j].eq(new_rows[i] == new_rows[j]) for i in range(n) for j in range(i)]
 
         m.d.sync += [
             s1_read.eq(issue),
