@@ -55,9 +55,10 @@ Microarchitecture (mirrored register for register by the cycle model
   within the head entry; ``out`` is combinational from these registers and the
   head entry. Whether the payload at ``pc`` lies outside the memory is a register
   too, updated with ``pc`` (the cycle model compares ``pc`` itself: the same value),
-  and so is "the item is a fault" (it zeroes the output's DID and payload). The read
-  pointer selects the head's DID; copies of it, one per 64 payload bits, select the
-  payload.
+  and so is "the item is a fault" (it zeroes the output's DID and payload). The
+  head's DID is a register too, loaded with the DID at the next read pointer (the
+  cycle model reads it from the buffer: the same value); copies of the read
+  pointer, one per 64 payload bits, select the payload.
 
 Latency: the first item is valid ``32 // row_bytes + max(1, 16 // row_bytes) + 1 + L``
 cycles after the ``start`` cycle (4, 5 and 8 cycles with 32-, 16- and 8-byte rows and
@@ -178,13 +179,18 @@ class Fetcher(wiring.Component):
         rp_copies = replicas(m, platform, rp_n, slices(128), "fetch_rp")
         pieces = 128 // len(rp_copies)
         if per == 1:
-            m.d.comb += [head_payload.eq(Cat(buf_payload[r][pieces * j:pieces * (j + 1)]
-                                             for j, r in enumerate(rp_copies))),
-                         head_did.eq(buf_did[rp])]
+            m.d.comb += head_payload.eq(Cat(buf_payload[r][pieces * j:pieces * (j + 1)]
+                                            for j, r in enumerate(rp_copies)))
         else:
-            m.d.comb += [head_payload.eq(Cat(buf_payload[r].word_select(sub, 128)[pieces * j:pieces * (j + 1)]
-                                             for j, r in enumerate(rp_copies))),
-                         head_did.eq(buf_did[rp].word_select(sub, 8))]
+            m.d.comb += head_payload.eq(Cat(buf_payload[r].word_select(sub, 128)[pieces * j:pieces * (j + 1)]
+                                            for j, r in enumerate(rp_copies)))
+        # The head's DID is a register loaded with its next value (`buf_did[rp][sub]` after
+        # this cycle, the entry written in this cycle included), so the core decodes a
+        # register: rp's select and the buffer's multiplexers were the head of the placed
+        # `base`'s path rp -> the DID -> the core's retire -> the fetcher's pc (18.7 ns,
+        # session 36). The transfer (`out_fire`, late from the core) picks the next value
+        # last among candidates computed from registers.
+        head_did = Signal(8, reset_less=True)         # (read under out.valid, as the model's)
         # the payload at pc is not all in memory: a register, set with pc (a good start's
         # first pc is in range; a bad start faults whatever it holds), so the fault
         # item's multiplexers do not wait for a 64-bit compare
@@ -260,6 +266,15 @@ class Fetcher(wiring.Component):
                 m.d.sync += sub.eq(Mux(popped, 0, sub + 1))
         with m.If(popped):
             m.d.comb += rp_n.eq(Mux(rp == depth - 1, 0, rp + 1))
+
+        def did_after(r, s):                        # buf_did[r][s] after this cycle's push
+            entry = Mux(pushed & (wp == r), dids[:8 * per], buf_did[r])
+            return entry.word_select(s, 8) if per > 1 else entry
+        last_sub = sub == per - 1
+        rp_inc = Mux(rp == depth - 1, 0, rp + 1)
+        advance = Mux(last_sub, did_after(rp_inc, 0), did_after(rp, sub + 1)) if per > 1 else did_after(rp_inc, 0)
+        m.d.sync += head_did.eq(Mux(self.start, did_after(0, 0),
+                                    Mux(out_fire & ~fault, advance, did_after(rp, sub))))
         m.d.sync += [count.eq(count + pushed - popped), pending.eq(Cat(pending[1:], req_fire))]
 
         # --- end of fetching, start, stop (later statements win) -------------------------
@@ -279,5 +294,7 @@ class Fetcher(wiring.Component):
         if self._checks:
             m.d.sync += Assert(fault == (running & (bad | out_of_range)), "Fetcher: fault differs")
             m.d.sync += [Assert(r == rp, "Fetcher: a copy of rp differs") for r in rp_copies]
+            direct = buf_did[rp].word_select(sub, 8) if per > 1 else buf_did[rp]
+            m.d.sync += Assert(head_did == direct, "Fetcher: the head's DID register differs")
 
         return m

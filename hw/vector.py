@@ -506,16 +506,14 @@ class VectorEngine(wiring.Component):
         # transitions: no decoding of `st` on the paths of the beat issue (fan-out ~450)
         run = Signal()
         red_run = Signal()
-        # red_run's next value (the FSM below sets it), and copies of red_run, one per 64-bit
-        # slice of the writer's input multiplexer (`hw.replicate`; fan-out ~450, session 23)
+        # red_run's next value (the FSM below sets it), and a copy of red_run for reader 0's take
         red_run_n = Signal(name="red_run_next")
         m.d.comb += red_run_n.eq(red_run)
         m.d.sync += red_run.eq(red_run_n)
-        red_runs = replicas(m, platform, red_run_n, slices(8 * R), "red_run")
-        # and one for reader 0's take (its amount feeds the reader's `has`): red_run's one net
-        # spanned 80 tiles in the placed `base` (session 26)
+        # (its amount feeds the reader's `has`): red_run's one net spanned 80 tiles in the
+        # placed `base` (session 26)
         red_take, = replicas(m, platform, red_run_n, 1, "red_run_take")
-        # the writer's input count is chosen by a copy of the instruction's `reduction` (a
+        # the writer's input count and mask are chosen by a copy of the instruction's `reduction` (a
         # register since DECODE, still from UNIT to the next DECODE, so the copy's input is no
         # state machine and the placer may put it beside the writer): a copy of red_run_next,
         # placed at the state machine, was 63 tiles from the writer (red_run_wr -> the
@@ -819,8 +817,12 @@ class VectorEngine(wiring.Component):
                                "VectorEngine: the slot's range facts differ from its count and address")
 
         # --- writer ---------------------------------------------------------------------------------------------
-        m.d.comb += [wrt.in_data.eq(mux_sliced(red_runs, red.out_data, pipe.out_data)),
-                     wrt.in_mask.eq(mux_sliced(red_runs, red.out_mask, pipe.out_mask))]
+        # (the data need no choice: each producer's output is 0 while it has none)
+        m.d.comb += [wrt.in_data.eq(red.out_data | pipe.out_data),
+                     wrt.in_mask.eq(Mux(red_wr, red.out_mask, pipe.out_mask))]
+        if self.checks:
+            m.d.sync += Assert(((red.out_data == 0) | red.out_valid) & ((pipe.out_data == 0) | pipe.out_valid),
+                               "VectorEngine: a producer's data are not 0 while it has no output")
         m.d.comb += [
             wrt.start.eq(st_rd[4]), wrt.start_nib.eq(addr[D] << 1),
             wrt.start_len.eq(nibbles(Mux(props.reduction, Mux(tensor, red_m, 1), length), bd)),

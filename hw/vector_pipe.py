@@ -161,8 +161,14 @@ class BeatPipe(wiring.Component):
         # multiplexers and enables (fan-out about 600 in the placed engine, session 23)
         s0_c_due_n = Signal(name="s0_c_due_next")
         c_slices = replicas(m, platform, s0_c_due_n, slices(n), "s0_c_due")
-        src12 = unpack(mux_sliced(c_slices, wa2, head1), Mux(s0_c_due, cfg.b2, cfg.b1),
-                       Mux(s0_c_due, cfg.sg2, cfg.sg1), "u1")
+        # sources 1 and 2's units and signs as registers of the pipeline's own, loaded in every
+        # cycle (`cfg` holds still from before the first load): `cfg.sg1` was placed 86 tiles
+        # from this unpacker, the head of an 18.6 ns path into `cs` (the placed `base`, session 36)
+        u1_b1, u1_b2 = (Signal.like(cfg.b1, name=nm, reset_less=True) for nm in ("u1_b1", "u1_b2"))
+        u1_sg1, u1_sg2 = (Signal(name=nm, reset_less=True) for nm in ("u1_sg1", "u1_sg2"))
+        m.d.sync += [u1_b1.eq(cfg.b1), u1_b2.eq(cfg.b2), u1_sg1.eq(cfg.sg1), u1_sg2.eq(cfg.sg2)]
+        src12 = unpack(mux_sliced(c_slices, wa2, head1), Mux(s0_c_due, u1_b2, u1_b1),
+                       Mux(s0_c_due, u1_sg2, u1_sg1), "u1")
         # the operands, their sign words (flags at the lane MSBs) and for sources 0 and 1
         # lane-wide sign masks (straight from the window, beside the unpacking: the ALU
         # needs no broadcast of the sign flags in its paths). The stages' data registers
@@ -190,7 +196,11 @@ class BeatPipe(wiring.Component):
         d2 = Signal.like(self.load_dnib, name="dnib2", reset_less=True)
 
         # --- P --------------------------------------------------------------------------------------
-        o_data = Signal(n, reset_less=True)
+        # o_data is 0 while P is empty (reset, and cleared when its beat leaves without a
+        # successor), so the engine ORs it with the reducer's result, which is 0 outside its
+        # OUT state, instead of choosing between them (`red_run`'s copies selected all 8 W
+        # bits of the writer's input: fan-out up to 208 over ~100 tiles, session 36)
+        o_data = Signal(n)
         o_cnt = Signal.like(self.load_dnib, name="dnib_p", reset_less=True)
         o_mask = Signal(n // 4, name="nibs_p", reset_less=True)
 
@@ -261,5 +271,5 @@ class BeatPipe(wiring.Component):
             m.d.sync += [vp.eq(1), o_data.eq(pack(ln, s2_lanes, cfg.bd)), o_cnt.eq(d2),
                          o_mask.eq(d2_mask)]
         with m.Elif(takep):
-            m.d.sync += vp.eq(0)
+            m.d.sync += [vp.eq(0), o_data.eq(0)]
         return m

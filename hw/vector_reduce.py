@@ -260,7 +260,8 @@ class Reducer(wiring.Component):
         dv_r = Signal(DB, reset_less=True)                # partial remainder, below dv_d
         dv_q = Signal(QB, reset_less=True)                # dividend bits below the remainder, then the quotient
         dv_n = Signal(8, reset_less=True)
-        o_data = Signal(64, reset_less=True)
+        o_data = Signal(64)                               # the result; 0 outside OUT (the engine ORs it
+                                                          # with the pipeline's output, 0 while empty)
 
         def reset_acc():
             m.d.sync += [acc_sum.eq(0), acc_sq.eq(0), pmag.eq(1), pm_nz.eq(1), pm_cap.eq(0), pneg.eq(0),
@@ -426,7 +427,7 @@ class Reducer(wiring.Component):
                 m.d.comb += self.out_valid.eq(1)
                 with m.If(self.out_ready):
                     reset_acc()
-                    m.d.sync += outs.eq(outs + 1)
+                    m.d.sync += [outs.eq(outs + 1), o_data.eq(0)]
                     with m.If(outs + 1 == M):
                         m.next = "IDLE"
                     with m.Else():
