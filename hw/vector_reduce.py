@@ -7,11 +7,11 @@ elements (sums, products capped at 2**bits, extremes), so the elements of one
 result are read in memory order: the *walker* cuts them into runs of contiguous
 elements (a whole W row when W is reduced, single elements otherwise) and hands
 each run to reader 0 (`hw.vector_stream.StreamReader`), which realigns it; the
-unit takes one element per cycle from the reader's window into a window register
-(the window's first 64 bits) and from there into the element register (two cycles
-of latency, no loss of rate: each register takes the next element in the cycle the
-next stage takes its own; the window register keeps the reader's realignment and
-the element's flags in separate cycles).
+unit takes one element per cycle from the reader's window into a two-entry queue
+(the window's first 64 bits) and from its head into the element register (two
+cycles of latency, no loss of rate; the reader's take waits only for the queue's
+"not full", and the reader's realignment and the element's flags are in separate
+cycles).
 
 Per element (one cycle, except as noted):
 
@@ -43,6 +43,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .reg_queue import RegQueue
 from .thermometer import thermometer
 
 __all__ = ["Reducer"]
@@ -198,13 +199,14 @@ class Reducer(wiring.Component):
                 m.d.sync += pend.eq(0)
 
         # --- element --------------------------------------------------------------------------------------------
-        # two registers: `y` takes the window's first 64 bits (the reader's realignment ends
-        # there), `x` the element from `y`, sign- or zero-extended, with its flags. Each
-        # takes when it is empty or the next stage takes its content in this cycle. (The
-        # path reader 0's slot pointer -> the window -> the element's flags -> `xbig` was the
-        # placed `base`'s leader, 18.5-20.8 ns, session 36.)
-        y = Signal(64, name="y_win", reset_less=True)    # (data, valid under yv)
-        yv = Signal()
+        # a two-entry queue (`hw.reg_queue`) takes the window's first 64 bits (the reader's
+        # realignment ends there) and `x` the element from its head, sign- or zero-extended,
+        # with its flags, when `x` is empty or used in this cycle. The take waits only for
+        # the queue's own "not full", a register beside the reader, not for the accumulators'
+        # use of `x`. (Reader 0's slot pointer -> the window -> the element's flags -> `xbig`
+        # led the placed `base` of session 36, 18.5-20.8 ns.)
+        m.submodules.elq = elq = RegQueue(64)
+        y = elq.r_data
         xw = Signal(65, name="x_win")
         xsign = Signal()
         # the element's flags x != 0 and x in {1, -1} from its b bits in `y`, chosen
@@ -270,21 +272,17 @@ class Reducer(wiring.Component):
         last_el = kcnt == k_m1
         var = self.variant
         take = Signal()
-        advance = Signal()                                # y's element moves into x
+        advance = Signal()                                # the queue's head moves into x
         m.d.comb += [self.take.eq(take), self.take_nib.eq(el_nib),
-                     advance.eq(yv & (~xv | use)),
-                     take.eq(self.run & ~self.idle & (~yv | ~xv | use) & self.has)]
+                     take.eq(self.run & ~self.idle & elq.w_ready & self.has),
+                     elq.w_valid.eq(take), elq.w_data.eq(self.window[:64]), elq.flush.eq(self.start),
+                     advance.eq(elq.r_valid & (~xv | use)), elq.r_ready.eq(advance)]
         with m.If(self.start):
-            m.d.sync += [xv.eq(0), yv.eq(0)]
-        with m.Else():
-            with m.If(advance):
-                m.d.sync += [x.eq(xw), xv.eq(1), xnz.eq(w_nz), xbig.eq(w_nz & ~w_pm1)]
-            with m.Elif(use):
-                m.d.sync += xv.eq(0)
-            with m.If(take):
-                m.d.sync += [y.eq(self.window[:64]), yv.eq(1)]
-            with m.Elif(advance):
-                m.d.sync += yv.eq(0)
+            m.d.sync += xv.eq(0)
+        with m.Elif(advance):
+            m.d.sync += [x.eq(xw), xv.eq(1), xnz.eq(w_nz), xbig.eq(w_nz & ~w_pm1)]
+        with m.Elif(use):
+            m.d.sync += xv.eq(0)
         # the destination's bounds, registers: `dbsel` and `dsigned` hold still from before
         # `start`, and the first result comes cycles later (no unit decoding on the result path)
         dsat_lo = Signal(65, reset_less=True)             # (loaded in every cycle)
