@@ -513,12 +513,6 @@ class VectorEngine(wiring.Component):
         # (its amount feeds the reader's `has`): red_run's one net spanned 80 tiles in the
         # placed `base` (session 26)
         red_take, = replicas(m, platform, red_run_n, 1, "red_run_take")
-        # the writer's input count and mask are chosen by a copy of the instruction's `reduction` (a
-        # register since DECODE, still from UNIT to the next DECODE, so the copy's input is no
-        # state machine and the placer may put it beside the writer): a copy of red_run_next,
-        # placed at the state machine, was 63 tiles from the writer (red_run_wr -> the
-        # writer's count -> its accumulator, 19.4 ns in the placed `base`, session 32)
-        red_wr, = replicas(m, platform, props.reduction, 1, "reduction_wr", reset_less=True)
         want1, want2 = readers[1].req_valid, readers[2].req_valid
         own2 = Signal()
         m.d.comb += own2.eq(Mux(b_hold, b_hold_own, want2 & (~want1 | b_prio)))
@@ -817,12 +811,17 @@ class VectorEngine(wiring.Component):
                                "VectorEngine: the slot's range facts differ from its count and address")
 
         # --- writer ---------------------------------------------------------------------------------------------
-        # (the data need no choice: each producer's output is 0 while it has none)
+        # (the writer's input needs no choice: each producer's data, count and mask are 0 while it
+        # has no output; a copy of the instruction's `reduction` chose the count and the mask
+        # until session 37, spanning 86 tiles, and copies of `red_run` the data)
         m.d.comb += [wrt.in_data.eq(red.out_data | pipe.out_data),
-                     wrt.in_mask.eq(Mux(red_wr, red.out_mask, pipe.out_mask))]
+                     wrt.in_mask.eq(red.out_mask | pipe.out_mask),
+                     wrt.in_cnt.eq(red.out_cnt | pipe.out_cnt)]
         if self.checks:
-            m.d.sync += Assert(((red.out_data == 0) | red.out_valid) & ((pipe.out_data == 0) | pipe.out_valid),
-                               "VectorEngine: a producer's data are not 0 while it has no output")
+            idle_red = (red.out_data == 0) & (red.out_mask == 0) & (red.out_cnt == 0)
+            idle_pipe = (pipe.out_data == 0) & (pipe.out_mask == 0) & (pipe.out_cnt == 0)
+            m.d.sync += Assert((idle_red | red.out_valid) & (idle_pipe | pipe.out_valid),
+                               "VectorEngine: a producer's output is not 0 while it has none")
         m.d.comb += [
             wrt.start.eq(st_rd[4]), wrt.start_nib.eq(addr[D] << 1),
             wrt.start_len.eq(nibbles(Mux(props.reduction, Mux(tensor, red_m, 1), length), bd)),
@@ -830,7 +829,6 @@ class VectorEngine(wiring.Component):
             # (no mux: the reducer has a result only while red_run, asserted under `checks`, and
             # the pipeline's valid counts only while run)
             wrt.in_valid.eq(red.out_valid | (pipe.out_valid & run)),
-            wrt.in_cnt.eq(Mux(red_wr, red.out_cnt, pipe.out_cnt)),
             pipe.out_ready.eq(wrt.in_ready & run),
             red.out_ready.eq(wrt.in_ready & red_run),
             self.wr.req.valid.eq(wrt.wr_valid),

@@ -196,13 +196,13 @@ class BeatPipe(wiring.Component):
         d2 = Signal.like(self.load_dnib, name="dnib2", reset_less=True)
 
         # --- P --------------------------------------------------------------------------------------
-        # o_data is 0 while P is empty (reset, and cleared when its beat leaves without a
-        # successor), so the engine ORs it with the reducer's result, which is 0 outside its
-        # OUT state, instead of choosing between them (`red_run`'s copies selected all 8 W
-        # bits of the writer's input: fan-out up to 208 over ~100 tiles, session 36)
+        # P's data, count and mask are 0 while P is empty (reset, and cleared when its beat
+        # leaves without a successor), so the engine ORs them with the reducer's, which are 0
+        # outside its OUT state, instead of choosing between them (`red_run`'s copies selected
+        # all 8 W bits of the writer's input: fan-out up to 208 over ~100 tiles, session 36)
         o_data = Signal(n)
-        o_cnt = Signal.like(self.load_dnib, name="dnib_p", reset_less=True)
-        o_mask = Signal(n // 4, name="nibs_p", reset_less=True)
+        o_cnt = Signal.like(self.load_dnib, name="dnib_p")
+        o_mask = Signal(n // 4, name="nibs_p")
 
         # --- control -------------------------------------------------------------------------------
         takep = vp & self.out_ready
@@ -271,5 +271,5 @@ class BeatPipe(wiring.Component):
             m.d.sync += [vp.eq(1), o_data.eq(pack(ln, s2_lanes, cfg.bd)), o_cnt.eq(d2),
                          o_mask.eq(d2_mask)]
         with m.Elif(takep):
-            m.d.sync += [vp.eq(0), o_data.eq(0)]
+            m.d.sync += [vp.eq(0), o_data.eq(0), o_cnt.eq(0), o_mask.eq(0)]
         return m

@@ -181,8 +181,14 @@ class Reducer(wiring.Component):
         wc1, wc2, wrc = Signal(NB, reset_less=True), Signal(NB, reset_less=True), Signal(NB, reset_less=True)
         wa1, wa2, war = Signal(NB + 1, reset_less=True), Signal(NB + 1, reset_less=True), Signal(NB + 1, reset_less=True)
         run_start = Signal()
+        run_len = Signal(NB, name="run_len_r", reset_less=True)
         m.d.comb += [run_start.eq(self.run & pend & (self.rd_left == 0)),
-                     self.run_start.eq(run_start), self.run_nib.eq(war), self.run_len.eq((rl << el)[:NB])]
+                     self.run_start.eq(run_start), self.run_nib.eq(war), self.run_len.eq(run_len)]
+        # the run's length in nibbles as a register, loaded in every cycle like `rl` (from the
+        # same geometry, so valid when `rl` is; `bsel` holds still from before `start`): the
+        # unit's shift was in series with reader 0's last-row adder and compare (`bsel` ->
+        # `run_len` -> the reader's `rows_more`, 22.0 ns in the placed `base`, session 37)
+        m.d.sync += run_len.eq((geo_c[7] << el)[:NB])
         with m.If(self.start):
             m.d.sync += [pend.eq(1), wc1.eq(0), wc2.eq(0), wrc.eq(0),
                          wa1.eq(self.src_nib), wa2.eq(self.src_nib), war.eq(self.src_nib)]
@@ -262,8 +268,15 @@ class Reducer(wiring.Component):
         dv_r = Signal(DB, reset_less=True)                # partial remainder, below dv_d
         dv_q = Signal(QB, reset_less=True)                # dividend bits below the remainder, then the quotient
         dv_n = Signal(8, reset_less=True)
-        o_data = Signal(64)                               # the result; 0 outside OUT (the engine ORs it
-                                                          # with the pipeline's output, 0 while empty)
+        # the result, one element's nibbles and their mask: registers loaded in SAT and 0
+        # outside OUT (the engine ORs them with the pipeline's outputs, 0 while it has none);
+        # the unit's decoding (`dbsel` holds still from before `start`) is off the writer's paths
+        o_data = Signal(64)
+        out_cnt = Signal.like(self.out_cnt, name="o_cnt")
+        out_mask = Signal.like(self.out_mask, name="o_mask")
+        el_cnt = Signal.like(self.out_cnt)
+        m.d.comb += el_cnt.eq(Const(1, 5) << self.dbsel)
+        el_mask = thermometer(m, el_cnt, len(self.out_mask), "el_mask")
 
         def reset_acc():
             m.d.sync += [acc_sum.eq(0), acc_sq.eq(0), pmag.eq(1), pm_nz.eq(1), pm_cap.eq(0), pneg.eq(0),
@@ -419,24 +432,18 @@ class Reducer(wiring.Component):
                     m.d.sync += o_data.eq(dsat_lo)
                 with m.Else():
                     m.d.sync += o_data.eq(v)
+                m.d.sync += [out_cnt.eq(el_cnt), out_mask.eq(el_mask)]
                 m.next = "OUT"
 
             with m.State("OUT"):
                 m.d.comb += self.out_valid.eq(1)
                 with m.If(self.out_ready):
                     reset_acc()
-                    m.d.sync += [outs.eq(outs + 1), o_data.eq(0)]
+                    m.d.sync += [outs.eq(outs + 1), o_data.eq(0), out_cnt.eq(0), out_mask.eq(0)]
                     with m.If(outs + 1 == M):
                         m.next = "IDLE"
                     with m.Else():
                         m.next = "ACC"
 
-        # one element's nibbles, and as a mask: registers (`dbsel` holds still from before
-        # `start`), no decoding of the unit on the writer's paths
-        # (reset-less, loaded in every cycle: the outputs are driven from registers of their own)
-        out_cnt = Signal.like(self.out_cnt, name="el_cnt", reset_less=True)
-        out_mask = Signal.like(self.out_mask, name="el_mask_r", reset_less=True)
         m.d.comb += [self.out_data.eq(o_data), self.out_cnt.eq(out_cnt), self.out_mask.eq(out_mask)]
-        m.d.sync += [out_cnt.eq(Const(1, 5) << self.dbsel),
-                     out_mask.eq(thermometer(m, Const(1, 5) << self.dbsel, len(self.out_mask), "el_mask"))]
         return m
