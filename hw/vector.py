@@ -506,12 +506,12 @@ class VectorEngine(wiring.Component):
         # transitions: no decoding of `st` on the paths of the beat issue (fan-out ~450)
         run = Signal()
         red_run = Signal()
-        # red_run's next value (the FSM below sets it), and a copy of red_run for reader 0's take
+        # red_run's next value (the FSM below sets it), and a copy of red_run for reader 0's
+        # take (its amount feeds the reader's `has`): red_run's one net spanned 80 tiles in
+        # the placed `base` (session 26)
         red_run_n = Signal(name="red_run_next")
         m.d.comb += red_run_n.eq(red_run)
         m.d.sync += red_run.eq(red_run_n)
-        # (its amount feeds the reader's `has`): red_run's one net spanned 80 tiles in the
-        # placed `base` (session 26)
         red_take, = replicas(m, platform, red_run_n, 1, "red_run_take")
         want1, want2 = readers[1].req_valid, readers[2].req_valid
         own2 = Signal()
