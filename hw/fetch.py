@@ -222,11 +222,13 @@ class Fetcher(wiring.Component):
         finish = Signal()                           # the last item (END or fault) transfers
         popped = Signal()
         pushed = Signal()
+        last_sub = sub == per - 1                   # the head entry's last instruction
+        rp_inc = Mux(rp == depth - 1, 0, rp + 1)    # the entry after the head
         m.d.comb += [
             out_fire.eq(self.out.valid & self.out.ready),
             req_fire.eq(self.mem.req.valid & self.mem.req.ready),
             finish.eq(out_fire & (fault | (head_did == DID.END))),
-            popped.eq(out_fire & ~fault & (sub == per - 1)),
+            popped.eq(out_fire & ~fault & last_sub),
         ]
 
         # --- response parser --------------------------------------------------------
@@ -265,13 +267,11 @@ class Fetcher(wiring.Component):
             if per > 1:
                 m.d.sync += sub.eq(Mux(popped, 0, sub + 1))
         with m.If(popped):
-            m.d.comb += rp_n.eq(Mux(rp == depth - 1, 0, rp + 1))
+            m.d.comb += rp_n.eq(rp_inc)
 
         def did_after(r, s):                        # buf_did[r][s] after this cycle's push
             entry = Mux(pushed & (wp == r), dids[:8 * per], buf_did[r])
             return entry.word_select(s, 8) if per > 1 else entry
-        last_sub = sub == per - 1
-        rp_inc = Mux(rp == depth - 1, 0, rp + 1)
         advance = Mux(last_sub, did_after(rp_inc, 0), did_after(rp, sub + 1)) if per > 1 else did_after(rp_inc, 0)
         m.d.sync += head_did.eq(Mux(self.start, did_after(0, 0),
                                     Mux(out_fire & ~fault, advance, did_after(rp, sub))))

@@ -169,6 +169,7 @@ class Reducer(wiring.Component):
         # the walker's and the accumulators' geometry as registers: static from the cycle after
         # `dims_ready` (or the fields, for ASUM), which comes at least two cycles before `start`
         geo_c = (K, o1, o1s, o2, o2s, rc, rs, rl)
+        rl_c = rl                                   # (the run length's next value, for run_len)
         # (reset-less: loaded in every cycle)
         K, o1, o1s, o2, o2s, rc, rs, rl = (Signal(36, name=g.name[:-2], reset_less=True) for g in geo_c)
         m.d.sync += [r.eq(g) for r, g in zip((K, o1, o1s, o2, o2s, rc, rs, rl), geo_c)]
@@ -188,7 +189,7 @@ class Reducer(wiring.Component):
         # same geometry, so valid when `rl` is; `bsel` holds still from before `start`): the
         # unit's shift was in series with reader 0's last-row adder and compare (`bsel` ->
         # `run_len` -> the reader's `rows_more`, 22.0 ns in the placed `base`, session 37)
-        m.d.sync += run_len.eq((geo_c[7] << el)[:NB])
+        m.d.sync += run_len.eq((rl_c << el)[:NB])
         with m.If(self.start):
             m.d.sync += [pend.eq(1), wc1.eq(0), wc2.eq(0), wrc.eq(0),
                          wa1.eq(self.src_nib), wa2.eq(self.src_nib), war.eq(self.src_nib)]
