@@ -206,25 +206,35 @@ class MatrixEngine(wiring.Component):
         # data: a bank's padding values are loaded with its tile, before the bank is READY
         pad_bank = [[Signal(signed(OP_BITS), name=f"pad{b}_{i}", reset_less=True) for i in range(n)]
                     for b in range(2)]
-        bside = gb.out_side
+        # Gather B's output is registered before its consumers: the byte select at the end of
+        # the gather fanned out to every PE's shadow weights of its column, the padding banks
+        # and the drain's parameter registers, across the array (gather B's offset -> the
+        # byte -> a PE's `ws`, 16.6-18.4 ns on the placed `base`, session 37). A weight or
+        # parameter vector reaches its consumers one cycle later; nothing waits on them
+        # within that cycle (the banks' READY and the drain's count of parameters in flight
+        # follow the registered vector). (vals and side are data, read only under `gb_valid`)
+        gb_valid = Signal()
+        gb_vals = Signal(gb.out_vals.shape(), reset_less=True)
+        bside = Signal(gb.out_side.shape(), reset_less=True)
+        m.d.sync += [gb_valid.eq(gb.out_valid), gb_vals.eq(gb.out_vals), bside.eq(gb.out_side)]
         for b in range(2):
             m.d.comb += [agu.w_ready[b].eq(wstate[b] == READY),
                          wl.w_free[b].eq((wstate[b] == FREE) & ~swapping[1 - b])]
             with m.If(wl.w_load[b]):
                 m.d.sync += wstate[b].eq(LOADING)
-            with m.If(gb.out_valid & (bside.kind != KIND_PARAM) & bside.last & (bside.bank == b)):
+            with m.If(gb_valid & (bside.kind != KIND_PARAM) & bside.last & (bside.bank == b)):
                 m.d.sync += wstate[b].eq(READY)
             with m.If(agu.w_done[b]):
                 m.d.sync += wstate[b].eq(FREE)
-            with m.If(gb.out_valid & (bside.kind == KIND_PAD) & (bside.bank == b)):
-                m.d.sync += [pad_bank[b][i].eq(gb.out_vals[i]) for i in range(n)]
+            with m.If(gb_valid & (bside.kind == KIND_PAD) & (bside.bank == b)):
+                m.d.sync += [pad_bank[b][i].eq(gb_vals[i]) for i in range(n)]
         m.d.comb += [
-            arr.w_we.eq(gb.out_valid & (bside.kind == KIND_WEIGHT)),
+            arr.w_we.eq(gb_valid & (bside.kind == KIND_WEIGHT)),
             arr.w_col.eq(bside.col),
         ]
         for i in range(n):
-            m.d.comb += arr.w_data[i].eq(gb.out_vals[i])
-        m.d.comb += [dr.pdel_valid.eq(gb.out_valid), dr.pdel_vals.eq(gb.out_vals), dr.pdel_side.eq(bside)]
+            m.d.comb += arr.w_data[i].eq(gb_vals[i])
+        m.d.comb += [dr.pdel_valid.eq(gb_valid), dr.pdel_vals.eq(gb_vals), dr.pdel_side.eq(bside)]
 
         # --- activations into the array --------------------------------------------------------
         aside = ga.out_side
