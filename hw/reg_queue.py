@@ -19,7 +19,9 @@ entry per cycle (with one entry queued, a read and a write in the same cycle kee
 it at one).
 
 ``w_ready_next`` is ``w_ready`` of the next cycle (from this cycle's push, pop and
-flush), for a caller that keeps its own registered copies of it.
+flush), for a caller that keeps its own registered copies of it; ``r_data_next``
+(not with ``ring``) is the head's next value, for a caller that keeps its own copy
+of the head (`hw.replicate.replicas`) beside the logic it feeds.
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -38,7 +40,7 @@ class RegQueue(wiring.Component):
             "r_valid": Out(1), "r_ready": In(1), "r_data": Out(shape),
             "flush": In(1),
             "empty": Out(1), "count": Out(range(depth + 1)),
-            "w_ready_next": Out(1),
+            "w_ready_next": Out(1), "r_data_next": Out(shape),
         })
         self._shape = shape
         self.depth = depth
@@ -82,12 +84,17 @@ class RegQueue(wiring.Component):
         # the entries move towards slot 0 as the oldest leaves, so the head is read from a
         # register without a multiplexer
         for i in range(n):
+            nxt = Signal(self._shape, name=f"slot{i}_next")
+            m.d.comb += nxt.eq(slots[i])
             with m.If(pop):
                 with m.If(push & (count == i + 1)):
-                    m.d.sync += slots[i].eq(self.w_data)
+                    m.d.comb += nxt.eq(self.w_data)
                 if i + 1 < n:
                     with m.Elif(count > i + 1):
-                        m.d.sync += slots[i].eq(slots[i + 1])
+                        m.d.comb += nxt.eq(slots[i + 1])
             with m.Elif(push & (count == i)):
-                m.d.sync += slots[i].eq(self.w_data)
+                m.d.comb += nxt.eq(self.w_data)
+            m.d.sync += slots[i].eq(nxt)
+            if i == 0:
+                m.d.comb += self.r_data_next.eq(nxt)
         return m

@@ -312,7 +312,7 @@ def run_rtl(cfg, jobs, *, stall=0.3, seed=1, vcd_name=None, max_cycles=200_000, 
     """Run `jobs` [(AS bits, table bytes, initial memory)] back to back on one engine
     (the one `cfg.datamove` names); [(fault, final memory, touched bytes, cycles from
     command to done)]."""
-    dut = (DataMoveMicro if cfg.datamove == "micro" else DataMoveEngine)(cfg)
+    dut = DataMoveMicro(cfg) if cfg.datamove == "micro" else DataMoveEngine(cfg, checks=True)
     return run_commands(dut, cfg, [dut.rd], [("data_move", as_bits, tb, before, f"job {i}")
                                              for i, (as_bits, tb, before) in enumerate(jobs)],
                         stall=stall, seed=seed, vcd_name=vcd_name, max_cycles=max_cycles, traces=traces,
