@@ -432,7 +432,7 @@ class VectorEngine(wiring.Component):
         lane_widths = tuple(L for L in LANE_BITS if L >= cfg.vector_min_lane)
         m.submodules.pipe = pipe = BeatPipe(n, cfg.vector_narrow_bits or n, lane_widths, cfg.vector_narrow_stages,
                                            checks=self.checks)
-        m.submodules.red = red = Reducer(cfg, NB)
+        m.submodules.red = red = Reducer(cfg, NB, checks=self.checks)
 
         bcfg = Signal(beat_config_layout(), reset_less=True)     # loaded in PREP, before the first beat
         m.d.comb += pipe.cfg.eq(bcfg)
