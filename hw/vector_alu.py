@@ -127,7 +127,7 @@ class VectorAlu(wiring.Component):
     engine sets it in PREP, before the first read): the selects of the operands of
     A1, A2, the shifter and the multiplier array and of the front's and the tail's
     results (AND-ORs of the kinds' words), and the lane constants of the immediates,
-    are registered functions of it, and so are the lane-width constants, and the
+    are registered functions of it, and so are the lane-width constants and the
     selects of the choices by lane width (`hw.vector_swar.Lanes`) if the ALU has
     `cuts`: no decoding of the kind, and with `cuts` none of the lane width outside
     the multiplier array, in the paths."""
@@ -157,12 +157,9 @@ class VectorAlu(wiring.Component):
         m.submodules.consts = cm
         n = self.n
         cfg = self.cfg
-        # the lane-width constants are registers (since session 38: the lane width's decode
-        # -> the constants -> adder A1 led the placed `base`, 16.95 ns; registering them in
-        # the wide ALU alone measured slower in session 14, docs/boards.md); with cuts the
-        # selects of the choices by lane width are registers as well
-        ln = Lanes(m, n, cfg.lsel, "alu", cm=cm, widths=self.widths, registered=bool(self.cuts),
-                   registered_consts=True)
+        # with cuts the lane-width constants are registers as well (on the full-rate wide
+        # ALU they were measured slower: the registers' fan-out, docs/boards.md)
+        ln = Lanes(m, n, cfg.lsel, "alu", cm=cm, widths=self.widths, registered=bool(self.cuts))
         H, LO, NH, ALL = ln.H, ln.LO, ln.NH, ln.ALL
         a, as_, b, bs, c, cs = self.a, self.as_, self.b, self.bs, self.c, self.cs
         # the front's result words (see `registered`)

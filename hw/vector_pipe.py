@@ -90,10 +90,7 @@ class BeatPipe(wiring.Component):
         cm = Module()
         m.submodules.consts = cm
         n, cfg = self.n, self.cfg
-        # the lane-width constants are registers (the configuration holds still from PREP,
-        # cycles before the first beat); the unpacking's choices stay decoded (source 1/2's
-        # unit changes from beat to beat for MEDIAN)
-        ln = Lanes(m, n, cfg.lsel, "unp", cm=cm, widths=self.widths, registered_consts=True)
+        ln = Lanes(m, n, cfg.lsel, "unp", cm=cm, widths=self.widths)
 
         # --- S0: unpack ----------------------------------------------------------------------------
         def unpack(win, bsel, sg, tag):

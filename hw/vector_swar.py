@@ -60,18 +60,13 @@ class Lanes:
     from ``lsel`` and the keys, which must then hold their values from the cycle
     before the constants are used, and so are the selects of the choices by lane width
     (`per_lane`, `broadcast`: an AND-OR under registered one-hot selects): no decoding
-    of the lane width in the paths. `registered_consts` (default: `registered`): the
-    constants alone are registers (the selects stay decoded, for choices whose keys
-    change from beat to beat); ``lsel`` and the constants' keys must then hold their
-    values from the cycle before the constants are used."""
+    of the lane width in the paths."""
 
-    def __init__(self, m, n, lsel, prefix="ln", cm=None, widths=LANE_BITS, registered=False,
-                 registered_consts=None):
+    def __init__(self, m, n, lsel, prefix="ln", cm=None, widths=LANE_BITS, registered=False):
         self.m, self.n, self.lsel, self.prefix = m, n, lsel, prefix
         self.widths = tuple((i, L) for i, L in enumerate(LANE_BITS) if L in widths)   # (lsel, L)
         self.cm = cm if cm is not None else m     # where run-time constants are built
         self.registered = registered
-        self.registered_consts = registered if registered_consts is None else registered_consts
         self._k = 0
         self._selects = {}
         self.ALL = Const((1 << n) - 1, n)
@@ -153,7 +148,7 @@ class Lanes:
         def f(L, *rest):
             v = fn(L, *rest)
             return None if v is None else Const(lane_const(n, L, v), n)
-        return cut_registers(self.cm, self.registered_consts, self.per_lane(name, f, keys=keys, module=self.cm))[0]
+        return cut_registers(self.cm, self.registered, self.per_lane(name, f, keys=keys, module=self.cm))[0]
 
     # --- lane-wide masks ---------------------------------------------------------------------
 
