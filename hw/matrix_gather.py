@@ -27,9 +27,17 @@ Microarchitecture
   still needs one and reads it once for every lane that needs that same row: the
   lanes of an NHWC vector (consecutive channels) share one read. A beat whose
   lanes need k distinct rows takes k cycles. Which lanes share a row comes from
-  pairwise row equalities of the lanes, registers loaded with a new vector's
-  addresses, so ``req.ready`` is a few LUT levels after the hits.
-* **Stages.** Issue (registered lane addresses, the read request); response (the
+  pairwise row equalities of the lanes, computed as a vector is loaded, so the beat's
+  end is a few LUT levels after the hits.
+* **Request slots.** A request goes into one of two slots as it arrives (``req.ready``:
+  a slot is free, a register), its lanes' byte 0 rows (and the rows after them), offsets
+  and pairwise row equalities computed on the way; the issue stage reads the vector in
+  slot ``ptr`` and the byte index ``bi`` (a lane's row at byte ``bi`` is its byte 0 row
+  or the next one), and the end of a vector only moves ``ptr``. The late end of a beat
+  enables no wide register: only the pointer (in copies beside the multiplexers it
+  selects), the count, ``bi``, the served lanes and the hits. The row-cache hits of the
+  waiting vector are kept as registers too, so the next vector starts with its hits.
+* **Stages.** Issue (the slot's lane rows, the read request); response (the
   row goes into the caches of the lanes that asked for it, ``L =
   config.mem_latency`` cycles after the request, as bus.py guarantees: the beat's
   registers pass through ``L`` stages to meet it); extract (per lane the byte out
@@ -38,13 +46,14 @@ Microarchitecture
   response and extract stages' registers load every cycle (they are read only
   under their beat flags, and ``out_vals``/``out_side`` only with ``out_valid``),
   so the beat's end, which the row-cache hits (registers) decide late in the cycle, enables
-  only the issue stage's registers.
+  only the issue stage's few control registers.
 
 Latency: ``2 + L`` cycles from the ``req`` transfer to ``out_valid`` for 8-bit
 elements needing at most one read per beat (read port always ready), one more per
 extra byte. Throughput: one beat per cycle while every beat needs at most one row read
 (every lane a hit, or all misses in one row): one vector of 8-bit elements per
-cycle; otherwise one cycle per distinct row. ``side`` (any layout) travels with
+cycle; otherwise one cycle per distinct row. A request is taken in any cycle a slot
+is free, so vectors follow each other without a gap. ``side`` (any layout) travels with
 the request to ``out_side``.
 """
 
@@ -57,6 +66,7 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from .bus import ReadPort, row_addr_bits
 from .delay import delayed
+from .replicate import own_replicas
 from .wide_mux import select_word
 
 __all__ = ["VectorGather", "gather_request"]
@@ -109,58 +119,105 @@ class VectorGather(wiring.Component):
         MB = self.max_bytes
         BW = max(1, exact_log2(MB))                  # byte index bits
         req = self.req.payload
+        pairs = [(i, j) for i in range(n) for j in range(i)]
 
-        # --- issue stage registers ------------------------------------------------------
-        # (v0, done0, bi and the hits keep the reset; the vector's fields are data, loaded
-        # with the vector and read only under v0)
-        v0 = Signal()                                # a vector is being issued
-        addr = [Signal(AW, name=f"addr_{i}", reset_less=True) for i in range(n)]   # byte address of the current beat
-        active0 = Signal(n, reset_less=True)
+        # --- request slots: the vector being issued (slot `ptr`) and the next one -----------
+        # A request is loaded into a free slot as it arrives, its lanes' rows and offsets and
+        # their pairwise row equalities computed on the way; the end of a vector only moves
+        # `ptr` and the count. So ``req.ready`` is a register (a free slot), and the late
+        # end of a beat (the row-cache hits -> the pair tree -> `beat_end`) enables no wide
+        # register: it was the enable of the lane address registers and of every per-vector
+        # register, 197 loads 34-89 tiles apart, 17-27 ns in the placed `base` (session 38).
+        slot_layout = data.StructLayout({
+            "row0": data.ArrayLayout(RW, n),         # each lane's row at byte 0
+            "row1": data.ArrayLayout(RW, n),         # and the row after it
+            "off": data.ArrayLayout(lR, n),          # each lane's byte 0 offset in its row
+            "active": unsigned(n),
+            "same": unsigned(max(1, len(pairs))),   # row0 equalities of the lane pairs
+            "lsz": unsigned(2),
+            "sgn": unsigned(1),
+            "side": self.side_layout,
+        })
+        slots = [Signal(slot_layout, name=f"slot{k}", reset_less=True) for k in range(2)]   # data
+        v0 = Signal()                                # a vector is being issued (slot `ptr`)
+        full = Signal()                              # and the other slot holds the next
+        vec_end = Signal()
+        # `ptr` in copies, each beside the slot multiplexers it selects: 0 the beat's control
+        # (active lanes, row equalities, size), 1 the stage-1 values, 2.. the lanes' rows by
+        # groups of four
+        groups = [range(g, min(n, g + 4)) for g in range(0, n, 4)]
+        ptrs = own_replicas(m, platform, lambda q: q ^ vec_end, 1, 2 + len(groups), "slot_ptr")
+
+        def pick(sel, field, a, b):                  # slots[a] if sel else slots[b], as the field's shape
+            value = Mux(sel, slots[a][field], slots[b][field])
+            shape = slot_layout.members[field]
+            return shape(value) if isinstance(shape, data.Layout) else value
+
+        def cur(k, field):                           # a field of the vector being issued
+            return pick(ptrs[k], field, 1, 0)
+
+        def nxt(k, field):                           # a field of the waiting vector
+            return pick(ptrs[k], field, 0, 1)
+
+        active0 = cur(0, "active")
+        same_c = cur(0, "same")
+        lsz0 = cur(0, "lsz")
         done0 = Signal(n)                            # lane served in this beat
         bi = Signal(BW)                              # byte of the beat
-        lsz0 = Signal(2, reset_less=True)
-        sgn0 = Signal(reset_less=True)
-        side0 = Signal(self.side_layout, reset_less=True)
 
         # per-lane cache state (data: a lane's tag and row count only under its tvalid, reset)
         tag = [Signal(RW, name=f"tag_{i}", reset_less=True) for i in range(n)]
         tvalid = Signal(n)
         cache = [Signal(8 * R, name=f"cache_{i}", reset_less=True) for i in range(n)]
 
-        row = [a[lR:] for a in addr]
+        # the lanes' rows and offsets at byte `bi`: a lane is in its row1 once its byte 0
+        # offset plus `bi` crosses the row's end
+        row, off, w_row = [], [], []
+        for g, lanes in enumerate(groups):
+            for i in lanes:
+                step = Signal(lR + 1, name=f"step_{i}")
+                m.d.comb += step.eq(cur(2 + g, "off")[i] + bi)
+                r = Signal(RW, name=f"row_{i}")
+                m.d.comb += r.eq(Mux(step[lR], cur(2 + g, "row1")[i], cur(2 + g, "row0")[i]))
+                row.append(r)
+                off.append(step[:lR])
+                w_row.append(nxt(2 + g, "row0")[i])
+
         # hit[i] (tvalid[i] and tag[i] == row[i]) is a register loaded with its next value
         # (below): the tag compare was the head of a 20.0 ns path, the hits -> the beat's end
-        # -> the issue stage's registers, in the placed `base` (session 28)
+        # -> the issue stage's registers, in the placed `base` (session 28); hit_w is the same
+        # for the waiting vector's byte 0
         hit = Signal(n)
+        hit_w = Signal(n)
         need = Signal(n)
         for i in range(n):
             m.d.comb += need[i].eq(v0 & active0[i] & ~done0[i] & ~hit[i])
+        same = {}
+        for k, (i, j) in enumerate(pairs):
+            same[i, j] = same[j, i] = same_c[k]
         if self.checks:
             direct = Cat(tvalid[i] & (tag[i] == row[i]) for i in range(n))
             m.d.sync += Assert(~v0 | ((hit ^ direct) & active0 == 0),
                                "VectorGather: a registered hit of an active lane differs from its tag compare")
+            direct_w = Cat(tvalid[i] & (tag[i] == w_row[i]) for i in range(n))
+            m.d.sync += Assert(~full | ((hit_w ^ direct_w) & nxt(1, "active") == 0),
+                               "VectorGather: a waiting vector's registered hit differs from its tag compare")
+            m.d.sync += [Assert(~(need[i] & need[j]) | (same[i, j] == (row[i] == row[j])),
+                                f"VectorGather: the registered row equality of lanes {j} and {i} differs")
+                         for i, j in pairs]
         X = Signal(RW)                               # the row read this cycle
         for i in reversed(range(n)):
             with m.If(need[i]):
                 m.d.comb += X.eq(row[i])
         # Which lanes the read serves (match: the row of the lowest lane that needs one) and
         # whether it serves all of them come from pairwise row equalities of the lanes,
-        # not from comparing every row with the multiplexed X: the beat's end, and so
-        # ``req.ready``, is a few LUT levels after the hits. The equalities are registers
-        # (below), loaded with a new vector's compares, held otherwise: they are read only
-        # for two lanes that both need a row, and within a vector two lanes need rows after
-        # a step only if both crossed into their next rows, which keeps their equality.
-        # (The compares of the address registers were on the path active/addr -> one_row ->
-        # the beat's end -> `bi`, 19.4-20.1 ns in the placed `base`, session 36.)
-        same = {}
-        for i in range(n):
-            for j in range(i):
-                eq = Signal(name=f"same_{j}_{i}", reset_less=True)     # (read only under need)
-                same[i, j] = same[j, i] = eq
-        if self.checks:
-            m.d.sync += [Assert(~(need[i] & need[j]) | (same[i, j] == (row[i] == row[j])),
-                                f"VectorGather: the registered row equality of lanes {j} and {i} differs")
-                         for i in range(n) for j in range(i)]
+        # not from comparing every row with the multiplexed X: the beat's end is a few LUT
+        # levels after the hits. The equalities are computed with a vector's byte 0 rows as
+        # it is loaded into its slot: they are read only for two lanes that both need a
+        # row, and within a vector two lanes need rows after a step only if both crossed
+        # into their next rows, which keeps their equality. (The compares of the address
+        # registers were on the path active/addr -> one_row -> the beat's end -> `bi`,
+        # 19.4-20.1 ns in the placed `base`, session 36.)
         first = Signal(n)                            # the lowest lane that needs a row
         for i in range(n):
             m.d.comb += first[i].eq(need[i] & ~(need[:i].any() if i else 0))
@@ -169,8 +226,7 @@ class VectorGather(wiring.Component):
             m.d.comb += match[i].eq(need[i] & Cat(first[i], *(first[j] & same[i, j]
                                                               for j in range(n) if j != i)).any())
         one_row = Signal()                           # every lane that needs a row needs the same
-        m.d.comb += one_row.eq(Cat(1, *(~need[i] | ~need[j] | same[i, j]
-                                        for i in range(n) for j in range(i))).all())
+        m.d.comb += one_row.eq(Cat(1, *(~need[i] | ~need[j] | same[i, j] for i, j in pairs)).all())
         any_need = need.any()
         issue = Signal()
         m.d.comb += [
@@ -182,7 +238,7 @@ class VectorGather(wiring.Component):
         # (the same as: no lane needs a row that this cycle's read does not bring)
         m.d.comb += beat_end.eq(v0 & (~any_need | (self.rd.req.ready & one_row)))
         last_byte = bi == ((Const(1, 3) << lsz0) - 1)[:BW]
-        vec_end = beat_end & last_byte
+        m.d.comb += vec_end.eq(beat_end & last_byte)
 
         # --- response stage registers (the beat as issued); they meet the response
         # L = mem_latency cycles after the request, L - 1 registers later (`at_rsp`) -------
@@ -209,56 +265,60 @@ class VectorGather(wiring.Component):
         # data: an element's lower bytes, read only with its last byte (s2.last)
         elem = [Signal(max(1, 8 * (MB - 1)), name=f"elem_{i}", reset_less=True) for i in range(n)]
 
-        # accept a new vector when the stage is empty or finishes this cycle
-        m.d.comb += self.req.ready.eq(~v0 | vec_end)
+        # --- the slots: a request goes into the free slot (`ptrs[1] ^ v0`: a request is
+        # taken only while one is free); the count is v0 and full -----------------------------
+        take = Signal()
+        m.d.comb += [self.req.ready.eq(~full), take.eq(self.req.valid & ~full)]
+        m.d.sync += [v0.eq(full | take | (v0 & ~vec_end)),
+                     full.eq((full & ~vec_end) | (v0 & take & ~vec_end))]
+        offs = _lane_offsets(m, req.stride, n, AW)
+        load = Signal(slot_layout)
+        new_rows = []
+        for i in range(n):
+            new = Signal(AW, name=f"new_{i}")
+            m.d.comb += new.eq(Mux(req.seg2[i], req.base2, req.base) + offs[i])
+            m.d.comb += [load.row0[i].eq(new[lR:]), load.row1[i].eq(new[lR:] + 1), load.off[i].eq(new[:lR])]
+            new_rows.append(new[lR:])
+        m.d.comb += [load.active.eq(req.active), load.lsz.eq(req.lsz), load.sgn.eq(req.signed),
+                     load.side.eq(req.side),
+                     load.same.eq(Cat(new_rows[i] == new_rows[j] for i, j in pairs))]
+        for k in range(2):
+            with m.If(take & ((ptrs[1] ^ v0) == k)):
+                m.d.sync += slots[k].eq(load)
+
+        # --- the beat -----------------------------------------------------------------------
         with m.If(issue):
             for i in range(n):
                 with m.If(match[i]):
-                    m.d.sync += [tag[i].eq(X), tvalid[i].eq(1), done0[i].eq(1)]
-        with m.If(beat_end):
-            with m.If(last_byte):
-                m.d.sync += v0.eq(0)
-            with m.Else():
-                m.d.sync += [bi.eq(bi + 1), done0.eq(0)]
-        with m.If(self.req.valid & self.req.ready):
-            m.d.sync += [v0.eq(1), active0.eq(req.active), done0.eq(0), bi.eq(0),
-                         lsz0.eq(req.lsz), sgn0.eq(req.signed), side0.eq(req.side)]
-        # the lane addresses: both outcomes of the beat computed without its end (a new
-        # vector's addresses, the next byte's, the same), then the beat's end picks one,
-        # so it selects the address registers' inputs at their last multiplexer (the end of
-        # a beat implies v0, so ~v0 takes a waiting request without it)
-        offs = _lane_offsets(m, req.stride, n, AW)
-        take_new = self.req.valid & self.req.ready       # the lanes load a new vector's addresses
-        new_rows = []
-        for i in range(n):
-            new = Mux(req.seg2[i], req.base2, req.base) + offs[i]
-            at_end = Mux(last_byte, Mux(self.req.valid, new, addr[i]), addr[i] + 1)
-            idle = Mux(~v0 & self.req.valid, new, addr[i])
-            m.d.sync += addr[i].eq(Mux(beat_end, at_end, idle))
-            # the next hit, from compares beside the late choices: a new vector's row against
-            # the lane's tag (or its row, when this cycle's read serves it); within a beat
-            # the row stays (a hit, or served now); at the end of a beat that steps to the
-            # next byte every active lane holds its row (a hit or served), so the next byte
-            # hits unless it crosses into the next row. (That last case is exact for the
-            # active lanes only; `need` reads no other, and a new vector's lanes are compared.)
-            served = issue & match[i]
-            new_row = Signal(RW, name=f"new_row_{i}")
-            m.d.comb += new_row.eq(new[lR:])
-            new_rows.append(new_row)
-            hit_new = Mux(served, row[i] == new_row, tvalid[i] & (tag[i] == new_row))
-            hit_step = ~addr[i][:lR].all()
-            with m.If(self.flush):
-                m.d.sync += hit[i].eq(0)
-            with m.Elif(take_new):
-                m.d.sync += hit[i].eq(hit_new)
-            with m.Elif(beat_end & ~last_byte):
-                m.d.sync += hit[i].eq(hit_step)
-            with m.Else():
-                m.d.sync += hit[i].eq(served | hit[i])
+                    m.d.sync += [tag[i].eq(row[i]), tvalid[i].eq(1), done0[i].eq(1)]
         with m.If(self.flush):
             m.d.sync += tvalid.eq(0)
-        with m.If(take_new):
-            m.d.sync += [same[i, j].eq(new_rows[i] == new_rows[j]) for i in range(n) for j in range(i)]
+        with m.If(beat_end):
+            m.d.sync += [bi.eq(Mux(last_byte, 0, bi + 1)), done0.eq(0)]
+        # the next hits, from compares beside the late choices: the rows of an arriving
+        # vector (hit_in) and of the waiting one against the lanes' tags, or against their
+        # rows when this cycle's read serves them; within a beat the row stays (a hit, or
+        # served now); at the end of a beat that steps to the next byte every active lane
+        # holds its row (a hit or served), so the next byte hits unless it crosses into the
+        # next row. (That last case is exact for the active lanes only; `need` reads no other.)
+        for i in range(n):
+            served = issue & match[i]
+            hit_in = Mux(served, row[i] == new_rows[i], tvalid[i] & (tag[i] == new_rows[i]))
+            hit_w_next = Signal(name=f"hit_w_next_{i}")
+            m.d.comb += hit_w_next.eq(Mux(full, Mux(served, row[i] == w_row[i], hit_w[i]), hit_in))
+            hit_step = ~off[i].all()
+            with m.If(self.flush):
+                m.d.sync += [hit[i].eq(0), hit_w[i].eq(0)]
+            with m.Else():
+                m.d.sync += hit_w[i].eq(hit_w_next)
+                with m.If(vec_end):                 # the next vector: the waiting one, or arriving
+                    m.d.sync += hit[i].eq(hit_w_next)
+                with m.Elif(~v0):
+                    m.d.sync += hit[i].eq(hit_in)
+                with m.Elif(beat_end):
+                    m.d.sync += hit[i].eq(hit_step)
+                with m.Else():
+                    m.d.sync += hit[i].eq(served | hit[i])
 
         m.d.sync += [
             s1_read.eq(issue),
@@ -269,10 +329,9 @@ class VectorGather(wiring.Component):
         # the beat's values follow it unconditionally (they are read only under s1.beat and
         # s2.beat): the beat's end, which the row-cache hits decide late in the cycle,
         # enables none of these registers
-        m.d.sync += [s1.bi.eq(bi), s1.active.eq(active0), s1.lsz.eq(lsz0), s1.sgn.eq(sgn0),
-                     s1.side.eq(side0)]
-        m.d.sync += [s1.off[i].eq(addr[i][:lR]) for i in range(n)]
-
+        m.d.sync += [s1.bi.eq(bi), s1.active.eq(cur(1, "active")), s1.lsz.eq(cur(1, "lsz")),
+                     s1.sgn.eq(cur(1, "sgn")), s1.side.eq(cur(1, "side"))]
+        m.d.sync += [s1.off[i].eq(off[i]) for i in range(n)]
         # response: fill the caches
         # (r_read, r_beat and r_last keep the reset; the rest is data they qualify)
         r_read, r_load = at_rsp(s1_read, "r_read"), at_rsp(s1_load, "r_load", reset_less=True)
