@@ -13,7 +13,8 @@ Order (the golden model's):
    anywhere, 32/64-bit feature-map or weight units, 64-bit parameter units;
 2. ILLEGAL_OPERAND from the field values alone: data format 2/3, padding mode
    2/3, a CONV2D parameter mode 3, int4 in any unit field, a Matrix_Mul result
-   that is not 32-bit, a kernel larger than the padded map;
+   that is not 32-bit; then (a cycle later, from a register) a kernel larger than
+   the padded map;
 3. the geometry: H_out, W_out (serial division), and the byte extents of
    everything the instruction reads and writes (serial multiplications);
 4. ILLEGAL_OPERAND for D-OVERLAP (the destination against each range read), then
@@ -28,7 +29,7 @@ two bits per cycle) and one restoring divider (one quotient bit per cycle) share
 by every step of an FSM generated from the step list below; LUT logic only.
 
 Latency: about 105 cycles for a passing instruction (faults found in step 1 or 2
-answer after 2 cycles).
+answer after 2 cycles, a kernel larger than the padded map after 3).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -180,7 +181,14 @@ class MatrixSetup(wiring.Component):
         m.d.comb += illegal0.eq(
             (f.data_format > 1) | (f.padding_mode > 1)
             | (conv & ((modes["bias"] == 3) | (modes["mul"] == 3) | (modes["shift"] == 3) | (modes["scale"] == 3)))
-            | int4 | (~conv & ~r_u[3]) | (KH > Hp) | (KW > Wp))
+            | int4 | (~conv & ~r_u[3]))
+        # a kernel larger than the padded map (ILLEGAL_OPERAND as well, found one cycle later,
+        # in the first step's LOAD state): a register, so the padded sizes' adders and the
+        # compares are not in series with the start's state and fault decisions (fields ->
+        # Hp -> compare -> fault, 17.3-18.5 ns in the placed `base`, sessions 37-38); the
+        # fields are held from the start on (data, read only in that state)
+        kernel_big = Signal(reset_less=True)
+        m.d.sync += kernel_big.eq((KH > Hp) | (KW > Wp))
 
         # --- shared serial multiplier / divider ------------------------------------------
         # data: loaded by every step's LOAD state before its RUN state reads them
@@ -383,6 +391,10 @@ class MatrixSetup(wiring.Component):
                     with m.State(f"S{k}_LOAD"):
                         m.d.sync += [dq.eq(a), drem.eq(0), ddiv.eq(b), cnt.eq(14)]
                         m.next = f"S{k}_RUN"
+                        if k == 0:
+                            with m.If(kernel_big):
+                                m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
+                                m.next = "DONE"
                     with m.State(f"S{k}_RUN"):
                         trial = Cat(dq[13], drem[:14])
                         ge = trial >= ddiv
