@@ -963,14 +963,18 @@ class DataMoveEngine(wiring.Component):
         # An element reads its source row, then in the next cycle its destination row, so
         # the two reads overlap; a response is the source's or the destination's by `i_dst`
         # of its read (and its nibble by `i_hi`), which follow it through `at_rsp`.
-        # (nibble, i_hi, i_dst and merged are data, each loaded before its use)
+        # (nibble, i_hi and i_dst are data, each loaded before its use)
         i_rd_v = Signal()
         i_rd_row = Signal(len(self.rd.req.payload))
         i_wr_v = Signal()
+        # the control is in I_DRSP: a register set on the way in and cleared on the way out,
+        # like st_on (decoded from the state, it led the path state -> i_wr_v -> the write
+        # queue's push, fan-out 300, 17.7 ns in the placed `base`, session 37); asserted
+        # equal to the state under `checks`
+        drsp_on = Signal()
         nibble = Signal(4, reset_less=True)
         i_hi = Signal(reset_less=True)              # the read's nibble is the byte's high one
         i_dst = Signal(reset_less=True)             # the read is the destination's
-        merged = Signal(8, reset_less=True)
         merged_now = Signal(8)                      # the destination byte with the element's nibble
         i_wr_byte = Signal(8)                       # the byte the nibble path writes
         i_hi_at = at_rsp(i_hi, "i_hi_q", reset_less=True)
@@ -978,13 +982,18 @@ class DataMoveEngine(wiring.Component):
         with m.If(rsp_v & ~i_dst_at):               # a source nibble (only the nibble path uses it)
             m.d.sync += nibble.eq(Mux(i_hi_at, rsp_byte[4:], rsp_byte[:4]))
         m.d.comb += merged_now.eq(Mux(i_hi_at, Cat(rsp_byte[:4], nibble), Cat(nibble, rsp_byte[4:])))
+        # I_DRSP writes the merged byte in the cycle of the response (from the row register,
+        # through the byte selection, into the write queue's registers). The queue has room:
+        # the destination is read only once the queue is empty, and nothing else writes
+        # before its response (asserted under `checks`).
+        m.d.comb += [i_wr_v.eq(drsp_on & rsp_v & i_dst_at), i_wr_byte.eq(merged_now)]
 
         def read_destination():
             """Read the element's destination row once the previous element's write has
             left the queue (the destination byte may be the one it wrote)."""
             m.d.comb += [i_rd_v.eq(wq.empty), i_rd_row.eq(w_addr[lR:])]
             with m.If(wq.empty & self.rd.req.ready):
-                m.d.sync += [rsp_off.eq(w_addr[:lR]), i_hi.eq(w_p[0]), i_dst.eq(1)]
+                m.d.sync += [rsp_off.eq(w_addr[:lR]), i_hi.eq(w_p[0]), i_dst.eq(1), drsp_on.eq(1)]
                 m.next = "I_DRSP"
 
         # --- port multiplexing ----------------------------------------------------------------
@@ -1110,26 +1119,16 @@ class DataMoveEngine(wiring.Component):
                 read_destination()
 
             with m.State("I_DRSP"):                # the source's response has come before it
-                # the merged byte is written in the cycle of the response (from the row
-                # register, through the byte selection, into the write queue's registers),
-                # and kept in `merged` for I_WR should the queue be full
+                # (the merged byte is written in this cycle, above)
                 with m.If(rsp_v & i_dst_at):
-                    m.d.comb += [i_wr_v.eq(1), i_wr_byte.eq(merged_now)]
-                    m.d.sync += merged.eq(merged_now)
-                    with m.If(wq.w_ready):
-                        m.d.comb += w_take.eq(1)
-                        m.next = "I_SRC"
-                    with m.Else():
-                        m.next = "I_WR"
-
-            with m.State("I_WR"):
-                m.d.comb += [i_wr_v.eq(1), i_wr_byte.eq(merged)]
-                with m.If(wq.w_ready):
                     m.d.comb += w_take.eq(1)
+                    m.d.sync += drsp_on.eq(0)
                     m.next = "I_SRC"
 
             engine_answer_states(m, self)
 
         if self.checks:
-            m.d.sync += Assert(st_on == ctl.ongoing("STREAM"), "data-move engine: st_on disagrees with the state")
+            m.d.sync += [Assert(st_on == ctl.ongoing("STREAM"), "data-move engine: st_on disagrees with the state"),
+                         Assert(drsp_on == ctl.ongoing("I_DRSP"), "data-move engine: drsp_on disagrees with the state"),
+                         Assert(~i_wr_v | wq.w_ready, "data-move engine: the nibble path's write found the queue full")]
         return m
