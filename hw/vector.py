@@ -448,6 +448,15 @@ class VectorEngine(wiring.Component):
         m.d.comb += [occ_n.eq(Mux(scaled, occ_beat << narrow_shift, occ_beat)),
                      occ.eq(Mux(narrow, sum(occ_n << i for i in range(cfg.narrow_step_cycles.bit_length())
                                             if cfg.narrow_step_cycles >> i & 1), occ_n))]   # shifts and adds
+        # the beat facts PREP loads into bcfg as registers loaded in every cycle: the fields and
+        # the held units they come from hold still from DECODE on, so they are settled before
+        # PREP (three cycles or more later) and the held units' nets (bsel_s0_h, fan-out 118)
+        # are not in series with the shifts and adds (bsel -> pass2 -> occ -> bcfg, 19.4 ns in
+        # the placed `base`, session 39)
+        occ_r, occ_g_r = Signal.like(occ, name="occ_r", reset_less=True), Signal.like(occ, name="occ_g_r", reset_less=True)
+        pass2_r, swap_r = Signal(name="pass2_r", reset_less=True), Signal(name="swap_r", reset_less=True)
+        m.d.sync += [occ_r.eq(occ), occ_g_r.eq(occ_n >> narrow_shift), pass2_r.eq(pass2),
+                     swap_r.eq(bsel[S1] > bsel[S0])]
         with m.Switch(kind):
             with m.Case(Kind.MUL):
                 m.d.comb += [pass2.eq((bsel[S0] == 4) & (bsel[S1] == 4)), occ_beat.eq(1 + pass2)]
@@ -465,6 +474,12 @@ class VectorEngine(wiring.Component):
 
         def nibbles(count, bs):
             return (count << bs)[:NB]
+
+        # the sources' run lengths in nibbles, for the readers' start in PREP: registers loaded
+        # in every cycle like the beat facts above (bsel -> the shift -> a reader's run end
+        # and first crossing, 20.3-22.3 ns in the placed `base`, session 39)
+        src_len = [Signal(NB, name=f"src_len_{r}", reset_less=True) for r in SLOT_ROLE[:3]]
+        m.d.sync += [src_len[s].eq(nibbles(length, bsel[s])) for s in range(3)]
 
         # elements per beat and nibbles per beat of each slot (registers like the facts above:
         # settled before PREP, read in RUN; reset-less, loaded in every cycle)
@@ -628,8 +643,7 @@ class VectorEngine(wiring.Component):
                     bcfg.sg1.eq(signed[S1] & ~props.shift_amount), bcfg.sg2.eq(signed[S2]),
                     bcfg.rsg.eq(signed[S0]), bcfg.sd.eq(signed[D]),
                     bcfg.sat.eq(sat & ~props.no_sat), bcfg.rnd.eq(rnd), bcfg.lt.eq(lt),
-                    bcfg.pass2.eq(pass2), bcfg.swap.eq(bsel[S1] > bsel[S0]), bcfg.occ.eq(occ),
-                    bcfg.occ_g.eq(occ_n >> narrow_shift),
+                    bcfg.pass2.eq(pass2_r), bcfg.swap.eq(swap_r), bcfg.occ.eq(occ_r), bcfg.occ_g.eq(occ_g_r),
                     bcfg.ws.eq(Mux(props.pattern, bsel[S0], lsel)),
                     bcfg.imm0.eq(imm0), bcfg.imm1.eq(imm1), bcfg.isg.eq(signed[S0]),
                 ]
@@ -687,7 +701,7 @@ class VectorEngine(wiring.Component):
         for s in range(3):
             r = readers[s]
             m.d.comb += [r.start.eq(st_rd[s] & ~props.reduction & props.src_mask[s]),
-                         r.start_nib.eq(addr[s] << 1), r.start_len.eq(nibbles(length, bsel[s]))]
+                         r.start_nib.eq(addr[s] << 1), r.start_len.eq(src_len[s])]
         with m.If(red_run):
             m.d.comb += [readers[0].start.eq(red.run_start), readers[0].start_nib.eq(red.run_nib),
                          readers[0].start_len.eq(red.run_len)]
@@ -757,6 +771,10 @@ class VectorEngine(wiring.Component):
         win12 = funnel(m, mux_sliced(c_sel, readers[2].rows, readers[1].rows), off12, 8 * R, 4, "win12")
         if self.checks:
             m.d.sync += [Assert(c == start_rd, "VectorEngine: a copy of start_rd differs") for c in st_rd]
+            m.d.sync += Assert((st != PREP) | ((occ_r == occ) & (occ_g_r == occ_n >> narrow_shift)
+                                               & (pass2_r == pass2) & (swap_r == (bsel[S1] > bsel[S0]))
+                                               & (Cat(src_len) == Cat(nibbles(length, bsel[s]) for s in range(3)))),
+                               "VectorEngine: a beat fact or run length register is not settled in PREP")
             m.d.sync += Assert((full01 == full) & (full2 == full), "VectorEngine: a copy of `full` differs")
             m.d.sync += Assert(c_due | (has2 == readers[2].has),
                                "VectorEngine: reader 2's `has` for the load differs from the reader's")
