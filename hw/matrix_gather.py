@@ -132,6 +132,8 @@ class VectorGather(wiring.Component):
             "row0": data.ArrayLayout(RW, n),         # each lane's row at byte 0
             "row1": data.ArrayLayout(RW, n),         # and the row after it
             "off": data.ArrayLayout(lR, n),          # each lane's byte 0 offset in its row
+            # whether byte b + 1 of each lane's element lies in its row1 (b < max_bytes - 1)
+            "cross": data.ArrayLayout(max(1, MB - 1), n),
             "active": unsigned(n),
             "same": unsigned(max(1, len(pairs))),   # row0 equalities of the lane pairs
             "lsz": unsigned(2),
@@ -170,17 +172,28 @@ class VectorGather(wiring.Component):
         tvalid = Signal(n)
         cache = [Signal(8 * R, name=f"cache_{i}", reset_less=True) for i in range(n)]
 
-        # the lanes' rows and offsets at byte `bi`: a lane is in its row1 once its byte 0
-        # offset plus `bi` crosses the row's end
-        row, off, w_row = [], [], []
+        # the lanes' rows and offsets at byte `bi`: a lane is in its row1 from the byte its
+        # `cross` bits name (bits, not the offset's sum with `bi`: that carry chain was on
+        # the path `bi` -> the row -> the read address, 17.8 ns in the placed `base`, session
+        # 39); the offset's sum goes only into the response stage's register
+        row, off, w_row, same_row_next = [], [], [], []
         for g, lanes in enumerate(groups):
             for i in lanes:
-                step = Signal(lR + 1, name=f"step_{i}")
-                m.d.comb += step.eq(cur(2 + g, "off")[i] + bi)
+                def crossed(b):                     # the lane is in its row1 at byte b (0 .. MB)
+                    if MB == 1:
+                        return Const(0, 1)
+                    bits = cur(2 + g, "cross")[i]
+                    return Cat(Const(0, 1), bits, bits[-1]).bit_select(b, 1)
+                now = Signal(name=f"in_row1_{i}")
+                m.d.comb += now.eq(crossed(bi))
                 r = Signal(RW, name=f"row_{i}")
-                m.d.comb += r.eq(Mux(step[lR], cur(2 + g, "row1")[i], cur(2 + g, "row0")[i]))
+                m.d.comb += r.eq(Mux(now, cur(2 + g, "row1")[i], cur(2 + g, "row0")[i]))
                 row.append(r)
-                off.append(step[:lR])
+                o = Signal(lR, name=f"off_{i}")
+                m.d.comb += o.eq(cur(2 + g, "off")[i] + bi)
+                off.append(o)
+                # the next byte (within the element) lies in the same row
+                same_row_next.append(crossed(Cat(bi, Const(0, 1)) + 1) == now)
                 w_row.append(nxt(2 + g, "row0")[i])
 
         # hit[i] (tvalid[i] and tag[i] == row[i]) is a register loaded with its next value
@@ -278,6 +291,8 @@ class VectorGather(wiring.Component):
             new = Signal(AW, name=f"new_{i}")
             m.d.comb += new.eq(Mux(req.seg2[i], req.base2, req.base) + offs[i])
             m.d.comb += [load.row0[i].eq(new[lR:]), load.row1[i].eq(new[lR:] + 1), load.off[i].eq(new[:lR])]
+            if MB > 1:
+                m.d.comb += load.cross[i].eq(Cat(new[:lR] >= R - b for b in range(1, MB)))
             new_rows.append(new[lR:])
         m.d.comb += [load.active.eq(req.active), load.lsz.eq(req.lsz), load.sgn.eq(req.signed),
                      load.side.eq(req.side),
@@ -306,7 +321,7 @@ class VectorGather(wiring.Component):
             hit_in = Mux(served, row[i] == new_rows[i], tvalid[i] & (tag[i] == new_rows[i]))
             hit_w_next = Signal(name=f"hit_w_next_{i}")
             m.d.comb += hit_w_next.eq(Mux(full, Mux(served, row[i] == w_row[i], hit_w[i]), hit_in))
-            hit_step = ~off[i].all()
+            hit_step = same_row_next[i]
             with m.If(self.flush):
                 m.d.sync += [hit[i].eq(0), hit_w[i].eq(0)]
             with m.Else():

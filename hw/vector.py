@@ -528,13 +528,14 @@ class VectorEngine(wiring.Component):
         m.d.comb += red_run_n.eq(red_run)
         m.d.sync += red_run.eq(red_run_n)
         red_take, = replicas(m, platform, red_run_n, 1, "red_run_take")
-        # the same for run: its next value, and a copy for port B's responses to readers 1
-        # and 2 (run -> a reader's rsp_valid -> its avail adders -> `has_take`, run's net 57
-        # tiles long, 17.4 ns in the placed `base`, session 38)
+        # the same for run: its next value, and a copy for port B's responses to each of
+        # readers 1 and 2 (run -> a reader's rsp_valid -> its avail adders -> `has_take`,
+        # run's net 57 tiles long, 17.4 ns in the placed `base`, session 38; one copy for
+        # both, 25 tiles from either, 17.9 ns, session 39)
         run_n = Signal(name="run_next")
         m.d.comb += run_n.eq(run)
         m.d.sync += run.eq(run_n)
-        run_rsp, = replicas(m, platform, run_n, 1, "run_rsp")
+        run_rsp = replicas(m, platform, run_n, 2, "run_rsp")
         want1, want2 = readers[1].req_valid, readers[2].req_valid
         own2 = Signal()
         m.d.comb += own2.eq(Mux(b_hold, b_hold_own, want2 & (~want1 | b_prio)))
@@ -726,8 +727,8 @@ class VectorEngine(wiring.Component):
             m.d.sync += [b_hold.eq(0), b_prio.eq(0)]
         # a port-B response belongs to the reader of its request, L = mem_latency cycles earlier
         b_rsp_own = delayed(m, b_pend_own, cfg.mem_latency - 1, "b_rsp_own", reset_less=True)
-        m.d.comb += [readers[1].rsp_valid.eq(self.rd_b.rsp.valid & run_rsp & ~b_rsp_own),
-                     readers[2].rsp_valid.eq(self.rd_b.rsp.valid & run_rsp & b_rsp_own)]
+        m.d.comb += [readers[1].rsp_valid.eq(self.rd_b.rsp.valid & run_rsp[0] & ~b_rsp_own),
+                     readers[2].rsp_valid.eq(self.rd_b.rsp.valid & run_rsp[1] & b_rsp_own)]
 
         # --- beat issue (A load) ------------------------------------------------------------------------------
         # reader 2's `has` as the load sees it: its take_rest is ~full in every cycle a load may
