@@ -30,10 +30,11 @@ Microarchitecture
   pairwise row equalities of the lanes, computed as a vector is loaded, so the beat's
   end is a few LUT levels after the hits.
 * **Request slots.** A request goes into one of two slots as it arrives (``req.ready``:
-  a slot is free, a register), its lanes' byte 0 rows (and the rows after them), offsets
-  and pairwise row equalities computed on the way; the issue stage reads the vector in
-  slot ``ptr`` and the byte index ``bi`` (a lane's row at byte ``bi`` is its byte 0 row
-  or the next one), and the end of a vector only moves ``ptr``. The late end of a beat
+  a slot is free, a register), its lanes' byte 0 rows (and the rows after them), offsets,
+  the bytes at which they cross into the next row and pairwise row equalities computed
+  on the way; the issue stage reads the vector in slot ``ptr`` and the byte index ``bi``
+  (a lane's row at byte ``bi`` is its byte 0 row or the next one, by its cross bits),
+  and the end of a vector only moves ``ptr``. The late end of a beat
   enables no wide register: only the pointer (in copies beside the multiplexers it
   selects), the count, ``bi``, the served lanes and the hits. The row-cache hits of the
   waiting vector are kept as registers too, so the next vector starts with its hits.
