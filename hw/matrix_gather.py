@@ -348,6 +348,7 @@ class VectorGather(wiring.Component):
         m.d.sync += [s1.bi.eq(bi), s1.active.eq(cur(1, "active")), s1.lsz.eq(cur(1, "lsz")),
                      s1.sgn.eq(cur(1, "sgn")), s1.side.eq(cur(1, "side"))]
         m.d.sync += [s1.off[i].eq(off[i]) for i in range(n)]
+
         # response: fill the caches
         # (r_read, r_beat and r_last keep the reset; the rest is data they qualify)
         r_read, r_load = at_rsp(s1_read, "r_read"), at_rsp(s1_load, "r_load", reset_less=True)

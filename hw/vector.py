@@ -455,8 +455,8 @@ class VectorEngine(wiring.Component):
         # the placed `base`, session 39)
         occ_r, occ_g_r = Signal.like(occ, name="occ_r", reset_less=True), Signal.like(occ, name="occ_g_r", reset_less=True)
         pass2_r, swap_r = Signal(name="pass2_r", reset_less=True), Signal(name="swap_r", reset_less=True)
-        m.d.sync += [occ_r.eq(occ), occ_g_r.eq(occ_n >> narrow_shift), pass2_r.eq(pass2),
-                     swap_r.eq(bsel[S1] > bsel[S0])]
+        occ_g, swap = occ_n >> narrow_shift, bsel[S1] > bsel[S0]
+        m.d.sync += [occ_r.eq(occ), occ_g_r.eq(occ_g), pass2_r.eq(pass2), swap_r.eq(swap)]
         with m.Switch(kind):
             with m.Case(Kind.MUL):
                 m.d.comb += [pass2.eq((bsel[S0] == 4) & (bsel[S1] == 4)), occ_beat.eq(1 + pass2)]
@@ -479,7 +479,8 @@ class VectorEngine(wiring.Component):
         # in every cycle like the beat facts above (bsel -> the shift -> a reader's run end
         # and first crossing, 20.3-22.3 ns in the placed `base`, session 39)
         src_len = [Signal(NB, name=f"src_len_{r}", reset_less=True) for r in SLOT_ROLE[:3]]
-        m.d.sync += [src_len[s].eq(nibbles(length, bsel[s])) for s in range(3)]
+        src_len_now = Cat(nibbles(length, bsel[s]) for s in range(3))
+        m.d.sync += Cat(src_len).eq(src_len_now)
 
         # elements per beat and nibbles per beat of each slot (registers like the facts above:
         # settled before PREP, read in RUN; reset-less, loaded in every cycle)
@@ -772,9 +773,8 @@ class VectorEngine(wiring.Component):
         win12 = funnel(m, mux_sliced(c_sel, readers[2].rows, readers[1].rows), off12, 8 * R, 4, "win12")
         if self.checks:
             m.d.sync += [Assert(c == start_rd, "VectorEngine: a copy of start_rd differs") for c in st_rd]
-            m.d.sync += Assert((st != PREP) | ((occ_r == occ) & (occ_g_r == occ_n >> narrow_shift)
-                                               & (pass2_r == pass2) & (swap_r == (bsel[S1] > bsel[S0]))
-                                               & (Cat(src_len) == Cat(nibbles(length, bsel[s]) for s in range(3)))),
+            m.d.sync += Assert((st != PREP) | ((occ_r == occ) & (occ_g_r == occ_g) & (pass2_r == pass2)
+                                               & (swap_r == swap) & (Cat(src_len) == src_len_now)),
                                "VectorEngine: a beat fact or run length register is not settled in PREP")
             m.d.sync += Assert((full01 == full) & (full2 == full), "VectorEngine: a copy of `full` differs")
             m.d.sync += Assert(c_due | (has2 == readers[2].has),
