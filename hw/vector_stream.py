@@ -355,7 +355,6 @@ class StreamWriter(wiring.Component):
         # copies (wrot_amount, w_ctl_*): loaded by `start` (the entries when free) and read
         # only under `take`, `at_end` or q_n, which are reset)
         pos = Signal(nb + 1, reset_less=True)       # absolute nibble address of the next nibble
-        left = Signal(nb + 1, name="w_left", reset_less=True)   # nibbles still to come (the end less pos)
         at_end = Signal(name="w_at_end")            # left == 0, as a register
         arow = Signal(nb, reset_less=True)          # row of the accumulator
         acc = Signal(8 * R, reset_less=True)        # one row of data
@@ -437,52 +436,49 @@ class StreamWriter(wiring.Component):
                 m.d.sync += [q_row[i].eq(arow), q_data[i].eq(req_data), q_be[i].eq(req_be)]
 
         # The beat completes the accumulator's row or ends the stream (a compare of the
-        # registered count, not of an added position): the accumulator's mask and row
-        # take that decision from `pos` and `left` (its data from copies, below), and the control
-        # registers (at_end, accm_zero, done, the queue's pointers) from copies of their
-        # own, so abc builds the two apart and the control does not wait for the
-        # accumulator's select net (session 30: shared, it was the 24.55 ns worst path of
-        # the placed `base`, from the pipeline's count through that net into `done`)
-        fill = off + self.in_cnt                    # where the beat ends, from the row's start
-        row_ends = (fill >= RN) | (left == self.in_cnt)
+        # registered count, not of an added position). The control registers (at_end,
+        # accm_zero, done, the queue's pointers) take that decision from copies of the offset
+        # and of the nibbles left of their own, so abc builds them apart from the
+        # accumulator and the control does not wait for the accumulator's select nets
+        # (session 30: shared, it was the 24.55 ns worst path of the placed `base`, from the
+        # pipeline's count through that net into `done`)
         c_off, = own_replicas(m, platform,
                               lambda q: Mux(self.start, self.start_nib, Mux(take, q + self.in_cnt, q))[:lrn],
                               lrn, 1, "w_ctl_off", reset_less=True)
-        c_left, = own_replicas(m, platform,
-                               lambda q: Mux(self.start, self.start_len, Mux(take, q - self.in_cnt, q))[:nb + 1],
-                               nb + 1, 1, "w_ctl_left", reset_less=True)
+        left, = own_replicas(m, platform,
+                             lambda q: Mux(self.start, self.start_len, Mux(take, q - self.in_cnt, q))[:nb + 1],
+                             nb + 1, 1, "w_left", reset_less=True)     # nibbles still to come
         c_fill = c_off + self.in_cnt
-        c_last = c_left == self.in_cnt
+        c_last = left == self.in_cnt
         if self.checks:
-            m.d.sync += [Assert(c_off == off, "StreamWriter: the control's offset copy differs"),
-                         Assert(c_left == left, "StreamWriter: the control's copy of left differs")]
+            m.d.sync += Assert(c_off == off, "StreamWriter: the control's offset copy differs")
 
-        # The accumulator's data (256 flip-flops in `base`) takes the row-end decision per
-        # 64-bit slice, each slice from the rotator's copy of RN - offset for that slice
-        # (`amounts`: the beat reaches the next row when in_cnt >= RN - off, RN itself at
-        # offset 0), so the compare sits beside the slice it selects for: one shared
-        # decision crossed the die twice (to its LUT, then as the select of 256
-        # multiplexers over 92 tiles: the worst path of the placed `base`, 20.0 ns,
-        # session 36). The data need only the fill: at the stream's end (left == in_cnt)
-        # they are not read again before `start` clears them. (Copies of the offset of
-        # their own, each computing its next value, cost 180 LUT4s more in the writer
-        # alone; these compares about 150.)
+        # The accumulator (its data, 256 flip-flops in `base`, its nibble mask and its row)
+        # takes the row-end decision per 64-bit slice, each slice from the rotator's copy of
+        # RN - offset for that slice (`amounts`: the beat reaches the next row when
+        # in_cnt >= RN - off, RN itself at offset 0), so the compare sits beside the slice
+        # it selects for: one shared decision crossed the die twice (to its LUT, then as the
+        # select of 256 multiplexers over 92 tiles: the worst path of the placed `base`,
+        # 20.0 ns, session 36; as the select of the mask's 64 and the row's enable, 21.0 ns,
+        # session 39). The decision is the fill alone: a beat that ends the stream inside
+        # the row leaves the accumulator as it is, stale but never read again (the control
+        # pushes it in that cycle and sets accm_zero; `start` clears it). (Copies of the
+        # offset of their own, each computing its next value, cost 180 LUT4s more in the
+        # writer alone; these compares about 150.)
+        ends_rows = [self.in_cnt >= Cat(a, a == 0) for a in amounts]
         with m.If(self.start):
             m.d.sync += [
-                left.eq(self.start_len),
                 arow.eq(self.start_nib >> lrn), acc.eq(0), accm.eq(0),
                 tail_row.eq((self.start_nib + self.start_len) >> lrn),
                 tail_off.eq((self.start_nib + self.start_len)[:lrn]),
             ]
         with m.Elif(take):
-            m.d.sync += left.eq(left - self.in_cnt)
-            with m.If(row_ends):
-                m.d.sync += [accm.eq(nmask[RN:]), arow.eq(arow + 1)]
-            with m.Else():
-                m.d.sync += accm.eq(nmask[:RN])
-            for a, (lo, hi) in zip(amounts, slice_bounds(8 * R, len(amounts))):
-                ends_row = self.in_cnt >= Cat(a, a == 0)
+            with m.If(ends_rows[0]):
+                m.d.sync += arow.eq(arow + 1)
+            for ends_row, (lo, hi) in zip(ends_rows, slice_bounds(8 * R, len(amounts))):
                 m.d.sync += acc[lo:hi].eq(Mux(ends_row, ndata[8 * R + lo:8 * R + hi], ndata[lo:hi]))
+                m.d.sync += accm[lo // 4:hi // 4].eq(Mux(ends_row, nmask[RN + lo // 4:RN + hi // 4],
+                                                         nmask[lo // 4:hi // 4]))
         with m.Elif(at_end & ~accm_zero & can):
             m.d.sync += [acc.eq(0), accm.eq(0), arow.eq(arow + 1)]
 
@@ -503,6 +499,8 @@ class StreamWriter(wiring.Component):
         m.d.sync += [at_end.eq(at_end_n), accm_zero.eq(accm_zero_n),
                      done.eq(at_end_n & accm_zero_n & (q_next == 0))]
         if self.checks:
-            m.d.sync += [Assert(accm_zero == (accm == 0), "StreamWriter: accm_zero differs from accm == 0"),
-                         Assert(done == (at_end & (accm == 0) & ~q_any), "StreamWriter: done differs")]
+            # (at the stream's end the mask may be stale, but never set while accm_zero is low)
+            m.d.sync += [Assert(Mux(at_end, accm_zero | accm.any(), accm_zero == (accm == 0)),
+                                "StreamWriter: accm_zero differs from accm == 0"),
+                         Assert(done == (at_end & accm_zero & ~q_any), "StreamWriter: done differs")]
         return m
