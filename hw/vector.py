@@ -441,8 +441,10 @@ class VectorEngine(wiring.Component):
         # (from copies of the held units of their own, kept apart from those the checks, the
         # reducer and the beat amounts read: through the shared ones a decode of source 0's
         # unit was one net of fan-out 108 over 102 tiles into `occ_r`, 18.19 ns in the placed
-        # `base`, session 39)
+        # `base`, session 39; the kind's copy likewise: props.kind -> a decode 94 tiles away,
+        # 18.28 ns, session 40; the copies load a cycle after what they copy, as the held units)
         units, = replicas(m, platform, Cat(bsel_c[S0], bsel_c[S1], lsel_c), 1, "fact_units", reset_less=True)
+        fkind, = replicas(m, platform, kind, 1, "fact_kind", reset_less=True)
         wb = len(bsel_c[S0])
         fb0, fb1, flsel = units[:wb], units[wb:2 * wb], units[2 * wb:]
         occ_beat = Signal(OCC_BITS)                 # on a full-width ALU
@@ -450,8 +452,8 @@ class VectorEngine(wiring.Component):
         occ = Signal(OCC_BITS)                      # cycles
         pass2 = Signal()
         narrow_shift = exact_log2(cfg.narrow_groups)
-        scaled = Cat(kind == k for k in sorted(NARROW_SCALED_KINDS)).any()
-        narrow = Cat(kind == k for k in sorted(NARROW_KINDS)).any()
+        scaled = Cat(fkind == k for k in sorted(NARROW_SCALED_KINDS)).any()
+        narrow = Cat(fkind == k for k in sorted(NARROW_KINDS)).any()
         m.d.comb += [occ_n.eq(Mux(scaled, occ_beat << narrow_shift, occ_beat)),
                      occ.eq(Mux(narrow, sum(occ_n << i for i in range(cfg.narrow_step_cycles.bit_length())
                                             if cfg.narrow_step_cycles >> i & 1), occ_n))]   # shifts and adds
@@ -464,7 +466,7 @@ class VectorEngine(wiring.Component):
         pass2_r, swap_r = Signal(name="pass2_r", reset_less=True), Signal(name="swap_r", reset_less=True)
         occ_g, swap = occ_n >> narrow_shift, fb1 > fb0
         m.d.sync += [occ_r.eq(occ), occ_g_r.eq(occ_g), pass2_r.eq(pass2), swap_r.eq(swap)]
-        with m.Switch(kind):
+        with m.Switch(fkind):
             with m.Case(Kind.MUL):
                 m.d.comb += [pass2.eq((fb0 == 4) & (fb1 == 4)), occ_beat.eq(1 + pass2)]
             with m.Case(Kind.ASL, Kind.LSL, Kind.ROR):                  # products by 2**t
@@ -783,7 +785,8 @@ class VectorEngine(wiring.Component):
         if self.checks:
             m.d.sync += [Assert(c == start_rd, "VectorEngine: a copy of start_rd differs") for c in st_rd]
             m.d.sync += Assert((st != PREP) | ((occ_r == occ) & (occ_g_r == occ_g) & (pass2_r == pass2)
-                                               & (swap_r == swap) & (Cat(src_len) == src_len_now)),
+                                               & (swap_r == swap) & (Cat(src_len) == src_len_now)
+                                               & (units == Cat(bsel[S0], bsel[S1], lsel)) & (fkind == kind)),
                                "VectorEngine: a beat fact or run length register is not settled in PREP")
             m.d.sync += Assert((full01 == full) & (full2 == full), "VectorEngine: a copy of `full` differs")
             m.d.sync += Assert(c_due | (has2 == readers[2].has),
