@@ -183,21 +183,22 @@ class StreamReader(wiring.Component):
         # `cross_take` uses the present `take`, which changes only between runs
         def cross_take_at(p):
             return (p[:lrn] + self.take[:lrn + 1])[lrn]
-        # Two copies of the pair: one for `ahead`, one for the read pointers' copies, so each
-        # `adv` is computed beside the registers it feeds (`adv` for `ahead` was placed among
-        # the pointer copies, 52-87 tiles from `ahead`: the engine's `load` -> reader 1's
-        # `ahead`, 18.7-20.1 ns in the placed `base`, session 33)
+        # Copies of the pair: one for `ahead`, one in each of the read pointers' copies, so
+        # each `adv` is computed beside the registers it feeds (`adv` for `ahead` was placed
+        # among the pointer copies, 52-87 tiles from `ahead`: the engine's `load` -> reader
+        # 1's `ahead`, 18.7-20.1 ns in the placed `base`, session 33; one `adv` for all the
+        # pointer copies was a hop of 54 tiles before them, 17.7 ns, session 40)
         cross_next = Mux(self.start,
                          Cat(cross_take_at(self.start_nib),
                              (self.start_nib + self.start_len)[lrn:] != self.start_nib[lrn:]),
                          Mux(self.take_en, Cat(cross_take_at(npos), end[lrn:] != npos[lrn:]),
                              Cat(cross_take_at(pos), end[lrn:] != pos[lrn:])))
-        cross_for_ahead, cross_for_slots = replicas(m, platform, cross_next, 2, "cross", reset_less=True)
+        cross_for_ahead, = replicas(m, platform, cross_next, 1, "cross")    # (reset, like the copies')
 
         def advances(pair):                         # the consumer enters the next row
             return ~self.start & self.take_en & Mux(self.take_rest, pair[1], pair[0])
-        adv, adv_ahead = Signal(), Signal()
-        m.d.comb += [adv.eq(advances(cross_for_slots)), adv_ahead.eq(advances(cross_for_ahead))]
+        adv_ahead = Signal()
+        m.d.comb += adv_ahead.eq(advances(cross_for_ahead))
         m.d.sync += ahead.eq(Mux(adv_ahead, ahead + req_fire - 1, ahead + req_fire))   # (adv late)
         # the position as a next value, and copies of the read pointers and the offset, one
         # per 64-bit slice of the rows (the pointers select in 2 x 8 R multiplexers, the
@@ -212,16 +213,18 @@ class StreamReader(wiring.Component):
         m.d.sync += pos.eq(pos_n)
         pw = len(cslot)
 
-        def slots_next(q):                          # (cslot, nslot) after this cycle
-            c, n = q[:pw], q[pw:]
-            return Cat(Mux(self.start, 0, Mux(adv, n, c)), Mux(self.start, 1, Mux(adv, ring_next(n), n)))
+        def slots_next(q):                          # (cslot, nslot, the cross pair) after this cycle
+            c, n, x = q[:pw], q[pw:2 * pw], q[2 * pw:]
+            adv = advances(x)
+            return Cat(Mux(self.start, 0, Mux(adv, n, c))[:pw], Mux(self.start, 1, Mux(adv, ring_next(n), n))[:pw],
+                       cross_next)
         copies = slices(8 * R)
-        pairs = own_replicas(m, platform, slots_next, 2 * pw, copies, "slots")
-        cslots, nslots = [q[:pw] for q in pairs], [q[pw:] for q in pairs]
+        pairs = own_replicas(m, platform, slots_next, 2 * pw + 2, copies, "slots")
+        cslots, nslots = [q[:pw] for q in pairs], [q[pw:2 * pw] for q in pairs]
         if self.checks:
-            m.d.sync += Cat(cslot, nslot).eq(slots_next(Cat(cslot, nslot)))
-            m.d.sync += [Assert((c == cslot) & (n == nslot), "StreamReader: a pointer copy differs")
-                         for c, n in zip(cslots, nslots)]
+            m.d.sync += Cat(cslot, nslot).eq(slots_next(Cat(cslot, nslot, cross_for_ahead))[:2 * pw])
+            m.d.sync += [Assert((q[:pw] == cslot) & (q[pw:2 * pw] == nslot) & (q[2 * pw:] == cross_for_ahead),
+                                "StreamReader: a pointer copy differs") for q in pairs]
         with m.If(self.rsp_valid):
             m.d.sync += wslot.eq(ring_next(wslot))
         for k in range(S):
@@ -312,9 +315,8 @@ class StreamReader(wiring.Component):
             m.d.sync += take_q.eq(self.take)
             changed = self.take != take_q
             cross_direct = Mux(self.take_rest, end[lrn:] != pos[lrn:], cross_take_at(pos))
-            cross = Mux(self.take_rest, cross_for_slots[1], cross_for_slots[0])
-            m.d.sync += [Assert(cross_for_ahead == cross_for_slots, "StreamReader: the copies of `cross` differ"),
-                         Assert(changed | (cross == cross_direct), "StreamReader: `cross` differs from the compares"),
+            cross = Mux(self.take_rest, cross_for_ahead[1], cross_for_ahead[0])
+            m.d.sync += [Assert(changed | (cross == cross_direct), "StreamReader: `cross` differs from the compares"),
                          Assert(changed | (self.has == direct), "StreamReader: `has` differs from the compares"),
                          Assert(~(changed & self.take_en), "StreamReader: a take in the cycle `take` changes")]
 
