@@ -280,8 +280,9 @@ class StreamReader(wiring.Component):
             """The next (avail, left, has_rest, has_take) of a copy holding avail and left."""
             step = Signal(nb + 1, name="step" + suffix)
             m.d.comb += step.eq(Mux(self.take_rest, left, self.take))
+            # next avail: not taken / taken; next left if taken
             avail_g, avail_t = (Signal.like(avail, name=nm + suffix) for nm in ("avail_g", "avail_t"))
-            left_t = Signal.like(left, name="left_t" + suffix)          # next avail: not taken / taken
+            left_t = Signal.like(left, name="left_t" + suffix)
             m.d.comb += [avail_g.eq(avail + got), avail_t.eq(avail_g - step), left_t.eq(left - step)]
             return (Mux(self.start, off0, Mux(self.take_en, avail_t, avail_g)),
                     Mux(self.start, self.start_len, Mux(self.take_en, left_t, left)),
@@ -300,8 +301,8 @@ class StreamReader(wiring.Component):
         # other readers (`has`, `left`). Through the reader's own registers the loop was the
         # head of the placed `base`'s worst paths (reader 0's has_take -> the engine's `load`
         # -> the readers' pointers, 17.0-18.0 ns, session 39).
-        hw = (len(avail), len(left), 1, 1)
-        edges = [sum(hw[:i]) for i in range(5)]
+        widths = (len(avail), len(left), 1, 1)
+        edges = [sum(widths[:i]) for i in range(5)]
 
         def has_next_e(q):
             parts = [q[edges[i]:edges[i + 1]] for i in range(4)]
@@ -520,7 +521,7 @@ class StreamWriter(wiring.Component):
         m.d.sync += [at_end.eq(at_end_n), accm_zero.eq(accm_zero_n),
                      done.eq(at_end_n & accm_zero_n & (q_next == 0))]
         if self.checks:
-            # (at the stream's end the mask may be stale, but never set while accm_zero is low)
+            # (at the stream's end the mask may be stale, but it is never 0 while accm_zero is low)
             m.d.sync += [Assert(Mux(at_end, accm_zero | accm.any(), accm_zero == (accm == 0)),
                                 "StreamWriter: accm_zero differs from accm == 0"),
                          Assert(done == (at_end & accm_zero & ~q_any), "StreamWriter: done differs")]
