@@ -756,17 +756,15 @@ class VectorEngine(wiring.Component):
         m.d.comb += [full_prep.eq(length >= beat_e), full_more.eq(eleft >= beat_e2)]
         full, full01, full2 = own_replicas(
             m, platform, lambda q: Mux(st == PREP, full_prep, Mux(load, q & full_more, q)), 1, 3, "full")
-        # (each from the reader's copy of its has registers kept for this decision: `has_*_e`)
         has2 = Signal()
-        m.d.comb += has2.eq(Mux(full2, readers[2].has_take_e, readers[2].has_rest_e))
+        m.d.comb += has2.eq(Mux(full2, readers[2].has_take, readers[2].has_rest))
         # reader 0's `has` the same way: its take_rest is ~full while `run` (the only time a
         # load happens), so the copy of red_run that gives the reducer reader 0's take is off
         # the load (red_run_take -> reader 0's take_rest -> `has` -> `load` -> reader 1's
         # take_en led the placed `base`, 23.25 ns, session 32)
-        has0, has1 = Signal(), Signal()
-        m.d.comb += [has0.eq(Mux(full01, readers[0].has_take_e, readers[0].has_rest_e)),
-                     has1.eq(Mux(full01, readers[1].has_take_e, readers[1].has_rest_e))]
-        have = Cat(~props.src_mask[0] | has0, ~props.src_mask[1] | has1,
+        has0 = Signal()
+        m.d.comb += has0.eq(Mux(full01, readers[0].has_take, readers[0].has_rest))
+        have = Cat(~props.src_mask[0] | has0, ~props.src_mask[1] | readers[1].has,
                    ~props.src_mask[2] | has2).all()
         m.d.comb += load.eq(run & more & have & pipe.in_free)
         dnib = Mux(full, beat_nib[D], dleft)
@@ -792,8 +790,8 @@ class VectorEngine(wiring.Component):
             m.d.sync += Assert(c_due | (has2 == readers[2].has),
                                "VectorEngine: reader 2's `has` for the load differs from the reader's")
             m.d.sync += Assert(~red.out_valid | red_run, "VectorEngine: a reducer result outside red_run")
-            m.d.sync += Assert(~run | ((has0 == readers[0].has) & (has1 == readers[1].has)),
-                               "VectorEngine: reader 0 or 1's `has` for the load differs from the reader's")
+            m.d.sync += Assert(~run | (has0 == readers[0].has),
+                               "VectorEngine: reader 0's `has` for the load differs from the reader's")
         rest_c = Signal(reset_less=True)            # source 2 takes its rest at c_due (loaded with it)
         m.d.comb += [pipe.load.eq(load), pipe.load_dnib.eq(dnib),
                      pipe.win0.eq(readers[0].window), pipe.win1.eq(win12)]

@@ -110,8 +110,6 @@ class StreamReader(wiring.Component):
             "has": Out(1),                       # the nibbles to take have arrived
             "has_rest": Out(1),                  # `has` if take_rest were high
             "has_take": Out(1),                  # `has` if take_rest were low
-            "has_rest_e": Out(1),                # has_rest and has_take from a copy of their own,
-            "has_take_e": Out(1),                #   for the consumer's take decision (see below)
             "take": In(nib_bits),                # nibbles consumed this cycle if take_en
             "take_rest": In(1),                  # take everything left instead of `take`
             "take_en": In(1),
@@ -272,45 +270,25 @@ class StreamReader(wiring.Component):
         # between runs: an instruction's beat amount at its setup, reader 0's at the switch
         # to the reducer's element); with `checks`, `Assert`s compare `has` with the direct
         # compares in every other cycle and refuse a take in such a cycle.
+        step = Signal(nb + 1)
+        m.d.comb += step.eq(Mux(self.take_rest, left, self.take))
+        got = Mux(self.rsp_valid, RN, 0)
+        avail_g, avail_t = Signal.like(avail), Signal.like(avail)     # next avail: not taken / taken
+        left_t = Signal.like(left)                                      # next left if taken
+        m.d.comb += [avail_g.eq(avail + got), avail_t.eq(avail_g - step), left_t.eq(left - step)]
+        has_rest, has_take = Signal(init=1), Signal(init=1)      # left = avail = take = 0 at reset
         off0 = Signal.like(avail)                                       # avail after `start`
         m.d.comb += off0.eq(-self.start_nib[:lrn])
-        got = Mux(self.rsp_valid, RN, 0)
-
-        def has_next(avail, left, suffix):
-            """The next (avail, left, has_rest, has_take) of a copy holding avail and left."""
-            step = Signal(nb + 1, name="step" + suffix)
-            m.d.comb += step.eq(Mux(self.take_rest, left, self.take))
-            # next avail: not taken / taken; next left if taken
-            avail_g, avail_t = (Signal.like(avail, name=nm + suffix) for nm in ("avail_g", "avail_t"))
-            left_t = Signal.like(left, name="left_t" + suffix)
-            m.d.comb += [avail_g.eq(avail + got), avail_t.eq(avail_g - step), left_t.eq(left - step)]
-            return (Mux(self.start, off0, Mux(self.take_en, avail_t, avail_g)),
-                    Mux(self.start, self.start_len, Mux(self.take_en, left_t, left)),
-                    Mux(self.start, self.start_len <= off0, left <= avail_g),
-                    Mux(self.start, (self.take <= off0) & (self.take <= self.start_len),
-                        Mux(self.take_en, (self.take <= avail_t) & (self.take <= left_t),
-                            (self.take <= avail_g) & (self.take <= left))))
-        has_rest, has_take = Signal(init=1), Signal(init=1)      # left = avail = take = 0 at reset
-        m.d.sync += Cat(avail, left, has_rest, has_take).eq(Cat(*has_next(avail, left, "")))
+        with m.If(self.start):
+            m.d.sync += [has_rest.eq(self.start_len <= off0),
+                         has_take.eq((self.take <= off0) & (self.take <= self.start_len))]
+        with m.Else():
+            m.d.sync += [has_rest.eq(left <= avail_g),
+                         has_take.eq(Mux(self.take_en, (self.take <= avail_t) & (self.take <= left_t),
+                                         (self.take <= avail_g) & (self.take <= left)))]
         m.d.comb += [self.has.eq(Mux(self.take_rest, has_rest, has_take)), self.left.eq(left),
                      self.has_rest.eq(has_rest), self.has_take.eq(has_take)]
-        # The same four registers once more, a copy of their own (`own_replicas`), whose
-        # has_rest and has_take only the consumer's take decision reads: the placer can put it
-        # beside that decision, whose take_en it needs, so the decision's loop (has -> take_en
-        # -> has) has no hop to the reader and back; the reader's own copy stays with its
-        # other readers (`has`, `left`). Through the reader's own registers the loop was the
-        # head of the placed `base`'s worst paths (reader 0's has_take -> the engine's `load`
-        # -> the readers' pointers, 17.0-18.0 ns, session 39).
-        widths = (len(avail), len(left), 1, 1)
-        edges = [sum(widths[:i]) for i in range(5)]
-
-        def has_next_e(q):
-            parts = [q[edges[i]:edges[i + 1]] for i in range(4)]
-            return Cat(*has_next(parts[0].as_signed(), parts[1], "_e"))
-        state_e, = own_replicas(m, platform, has_next_e, edges[4], 1, "has_e", init=0b11 << edges[2])
-        m.d.comb += [self.has_rest_e.eq(state_e[edges[2]]), self.has_take_e.eq(state_e[edges[3]])]
         if self.checks:
-            m.d.sync += Assert(state_e == Cat(avail, left, has_rest, has_take), "StreamReader: the has copy differs")
             direct = Mux(self.take_rest, left <= avail, (self.take <= avail) & (self.take <= left))
             take_q = Signal.like(self.take, name="take_q")
             m.d.sync += take_q.eq(self.take)
@@ -320,6 +298,8 @@ class StreamReader(wiring.Component):
             m.d.sync += [Assert(changed | (cross == cross_direct), "StreamReader: `cross` differs from the compares"),
                          Assert(changed | (self.has == direct), "StreamReader: `has` differs from the compares"),
                          Assert(~(changed & self.take_en), "StreamReader: a take in the cycle `take` changes")]
+        m.d.sync += [avail.eq(Mux(self.take_en, avail_t, avail_g)),
+                     left.eq(Mux(self.take_en, left_t, left))]
 
         if self.checks:
             m.d.sync += Assert((ahead >= 0) & (ahead <= S), "StreamReader: requests ahead out of 0 .. slots")
@@ -330,7 +310,7 @@ class StreamReader(wiring.Component):
         with m.If(self.start):
             m.d.sync += [
                 end.eq(self.start_nib + self.start_len),
-                irow.eq(first), ahead.eq(0),
+                irow.eq(first), ahead.eq(0), avail.eq(-self.start_nib[:lrn]), left.eq(self.start_len),
                 wslot.eq(0),
                 lrow.eq(last), rows_more.eq(first <= last),
                 on.eq(self.start_len != 0),
