@@ -173,9 +173,10 @@ class MatrixDrain(wiring.Component):
         in_mode = {}
         for mode, mname in ((PER_CH, "per_ch"), (PER_ELEM, "per_elem")):
             in_mode[mode] = Signal(len(PARAMS), name=f"params_{mname}", reset_less=True)
-            m.d.sync += in_mode[mode].eq(Cat(md == mode for md in modes))
+            now = Cat(md == mode for md in modes)
+            m.d.sync += in_mode[mode].eq(now)
             if self.checks:
-                m.d.sync += Assert(~self.preq.valid | (in_mode[mode] == Cat(md == mode for md in modes)),
+                m.d.sync += Assert(~self.preq.valid | (in_mode[mode] == now),
                                    "MatrixDrain: a parameter mode register differs from the fields")
 
         def param_state(name, want_mode, after):

@@ -439,17 +439,16 @@ class StreamWriter(wiring.Component):
 
         # The beat completes the accumulator's row or ends the stream (a compare of the
         # registered count, not of an added position). The control registers (at_end,
-        # accm_zero, done, the queue's pointers) take that decision from copies of the offset
-        # and of the nibbles left of their own, so abc builds them apart from the
+        # accm_zero, done, the queue's pointers) take that decision from a copy of the offset
+        # of their own and from the nibbles left, so abc builds them apart from the
         # accumulator and the control does not wait for the accumulator's select nets
         # (session 30: shared, it was the 24.55 ns worst path of the placed `base`, from the
         # pipeline's count through that net into `done`)
         c_off, = own_replicas(m, platform,
                               lambda q: Mux(self.start, self.start_nib, Mux(take, q + self.in_cnt, q))[:lrn],
                               lrn, 1, "w_ctl_off", reset_less=True)
-        left, = own_replicas(m, platform,
-                             lambda q: Mux(self.start, self.start_len, Mux(take, q - self.in_cnt, q))[:nb + 1],
-                             nb + 1, 1, "w_left", reset_less=True)     # nibbles still to come
+        left = Signal(nb + 1, name="w_left", reset_less=True)     # nibbles still to come
+        m.d.sync += left.eq(Mux(self.start, self.start_len, Mux(take, left - self.in_cnt, left)))
         c_fill = c_off + self.in_cnt
         c_last = left == self.in_cnt
         if self.checks:
