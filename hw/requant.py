@@ -63,6 +63,7 @@ OUT_BITS = 17
 _V0 = ACC_BITS + 1           # acc + bias
 _SH = 88                     # rounding-shift width
 _LIMIT = 86                  # shifts of _LIMIT or more give 0
+_CMP = PARAM_BITS + 2        # the bounds moved to the shifted value's side (bound - scale), signed
 _MUL_LO = 17                 # mul splits into 17 low and 16 high bits (both read as unsigned)
 _MUL_HI = PARAM_BITS - _MUL_LO
 _DIGIT = 17                  # acc + bias in digits of 17 bits for the multiplier blocks
@@ -193,7 +194,7 @@ class Requantiser(wiring.Component):
         # the bounds moved to v2's side of the comparisons (v2 + scale < cmin <=> v2 < cmin -
         # scale, ...), so stage 7 compares v2 with all four at once instead of adding scale
         # first and then clipping and saturating in series
-        kmin, kmax, klo, khi = (pipe(6, f"s6_k{nm}", bound - scale5, signed(PARAM_BITS + 2))
+        kmin, kmax, klo, khi = (pipe(6, f"s6_k{nm}", bound - scale5, signed(_CMP))
                                 for nm, bound in (("min", cmin5), ("max", cmax5), ("lo", lo5), ("hi", hi5)))
         c_gt = pipe(6, "s6_cmin_gt_cmax", cmin5 > cmax5)
         lo_c = pipe(6, "s6_lo_c", Mux(lo5 > hi5, hi5, lo5))                 # min(lo, hi)
@@ -204,8 +205,20 @@ class Requantiser(wiring.Component):
 
         # stage 7: output offset, clip, saturate
         valid6, tag6, _, scale6, _, _, _, hi6 = c6
-        lt_min, gt_max = v2 < kmin, v2 > kmax                            # v3 < cmin, v3 > cmax
-        lt_lo, gt_hi = v2 < klo, v2 > khi                                # v3 < lo, v3 > hi
+        # the bounds are _CMP-bit signed, so v2 is compared in _CMP bits where it fits them and
+        # is above or below all four where it does not: the flags of its high bits (a LUT tree
+        # beside the carry chains) instead of four 88-bit carry chains (9.7 ns of cells placed)
+        top = v2[_CMP - 1:]
+        above, below = ~v2[-1] & top.any(), v2[-1] & ~top.all()          # v2 >= 2**34, v2 < -2**34
+        v2c = v2[:_CMP].as_signed()
+
+        def lt(k):
+            return below | (~above & (v2c < k))
+
+        def gt(k):
+            return above | (~below & (v2c > k))
+        lt_min, gt_max = lt(kmin), gt(kmax)                              # v3 < cmin, v3 > cmax
+        lt_lo, gt_hi = lt(klo), gt(khi)                                  # v3 < lo, v3 > hi
         v3 = Signal(signed(OUT_BITS))      # v2 + scale where it is the clipped value (in 16 bits)
         m.d.comb += v3.eq(v2[:OUT_BITS] + scale6[:OUT_BITS])
         # a = max(v3, cmin); b = min(a, cmax): cmax where a > cmax, else a

@@ -47,6 +47,7 @@ from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .carry_select import carry_select_add
 from .reg_queue import RegQueue
 from .thermometer import thermometer
 
@@ -112,13 +113,15 @@ class Reducer(wiring.Component):
         # sa_bz: sa_b == 0, a register computed from the step before (a new b counts as
         # nonzero: b = 0 takes one step more), so no wide zero test is on the control paths
         sa_bz = Signal()
+        # the PW-bit step in three carry chains (one was 13.6 ns of cells placed)
+        sa_sum = carry_select_add(m, sa_p, Mux(sa_b[0], sa_a, 0), PW, 3, "sa_sum")
         with m.If(sa_go):
             m.d.sync += [sa_a.eq(sa_ga), sa_b.eq(sa_gb), sa_p.eq(0), sa_busy.eq(1), sa_bz.eq(0)]
         with m.Elif(sa_busy):
             with m.If(sa_bz):
                 m.d.sync += sa_busy.eq(0)
             with m.Else():
-                m.d.sync += [sa_p.eq(sa_p + Mux(sa_b[0], sa_a, 0)), sa_a.eq(sa_a << 1), sa_b.eq(sa_b >> 1),
+                m.d.sync += [sa_p.eq(sa_sum), sa_a.eq(sa_a << 1), sa_b.eq(sa_b >> 1),
                              sa_bz.eq(sa_b[1:] == 0)]
         sa_done = sa_busy & sa_bz
 

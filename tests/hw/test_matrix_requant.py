@@ -66,11 +66,37 @@ def test_reference_agrees_with_golden():
         assert requantise(acc, bias, mul, shift, scale, cmin, cmax, lo, hi) == want
 
 
+def edge_elements():
+    """Shifted values at the edges of the compare width (the last stage compares 35 bits
+    and flags the values outside them, 2**34 and up, below -2**34), with output offsets
+    and clip bounds that tell a value outside from its low 35 bits."""
+    rng = random.Random(3)
+    out = []
+    for base in (1 << 34, -(1 << 34), 1 << 35, -(1 << 35), 1 << 33, -(1 << 51)):
+        for d in (-1, 0, 1):
+            for scale in (0, -(1 << 32), (1 << 32) - 1, -1000, 1000):
+                cmin, cmax = sorted((pick(rng, 16), pick(rng, 16)))
+                unit = rng.choice(INT_UNITS)
+                out.append((base + d, 0, 1, 0, scale, cmin, cmax, unit))
+                out.append((base + d, 0, 1 << 3, 3, scale, cmin, cmax, unit))    # through the shift
+    return out
+
+
 @pytest.mark.parametrize("stage_enables", [False, True])
 def test_pipeline(stage_enables):
     """1,500 random elements with random stalls; with ``stage_enables`` every stage's
     enable bit carries the same stall (as the drain's copies do)."""
-    els = elements(1500, 7)
+    run_pipeline(elements(1500, 7), stage_enables)
+
+
+def test_pipeline_compare_edges():
+    """The values at the edges of the last stage's compare width (`edge_elements`)."""
+    run_pipeline(edge_elements(), False)
+
+
+def run_pipeline(els, stage_enables):
+    """`els` through the pipeline with random stalls; every result checked against
+    `requantise`, in order."""
     dut = Requantiser(tag_bits=11, stage_enables=stage_enables)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
