@@ -17,10 +17,12 @@ from amaranth.hdl import Cat, Const, Mux, Signal, Value
 __all__ = ["carry_select_add"]
 
 
-def carry_select_add(m, x, y, width, parts, name):
-    """A `width`-bit signal of ``(x + y) mod 2**width`` (`x`, `y`: values, zero- or
-    sign-extended to `width` as their shapes say), built as `parts` carry chains of
-    about ``width / parts`` bits each (see the module docstring)."""
+def carry_select_add(m, x, y, width, parts, name, carry_in=0):
+    """A `width`-bit signal of ``(x + y + carry_in) mod 2**width`` (`x`, `y`: values,
+    zero- or sign-extended to `width` as their shapes say; `carry_in`: 0, 1 or a 1-bit
+    value), built as `parts` carry chains of about ``width / parts`` bits each (see the
+    module docstring). ``x - y`` is ``carry_select_add(m, x, ~y, ..., carry_in=1)``
+    with `y` `width` bits wide."""
     if not 1 <= parts <= width:
         raise ValueError(f"a {width}-bit carry-select adder has 1 to {width} parts, not {parts!r}")
     x, y = Value.cast(x), Value.cast(y)
@@ -32,7 +34,11 @@ def carry_select_add(m, x, y, width, parts, name):
     for k, (lo, hi) in enumerate(zip(cuts, cuts[1:])):
         w = hi - lo
         s0 = Signal(w + 1, name=f"{name}_p{k}")
-        m.d.comb += s0.eq(xs[lo:hi] + ys[lo:hi])
+        if k == 0:                                      # the carry in below the LSB, in both addends
+            cin = Value.cast(carry_in)
+            m.d.comb += s0.eq((Cat(cin, xs[lo:hi]) + Cat(cin, ys[lo:hi]))[1:])
+        else:
+            m.d.comb += s0.eq(xs[lo:hi] + ys[lo:hi])
         if k == 0:
             m.d.comb += out[lo:hi].eq(s0[:w])
             carry = s0[w]

@@ -280,6 +280,10 @@ class Reducer(wiring.Component):
         kcnt = Signal(36, reset_less=True)
         outs = Signal(36, reset_less=True)                # results emitted
         num = Signal(PW, reset_less=True)                 # VAR: K * sum(x^2), then minus sum^2
+        # the sums with the product in three carry chains each (num - sa_p in one was 13.4 ns
+        # of cells placed)
+        sq_sum = carry_select_add(m, acc_sq, sa_p, QW, 3, "sq_sum")
+        num_diff = carry_select_add(m, num, ~sa_p, PW, 3, "num_diff", carry_in=1)
         VW = QB + 1                                       # results, signed (sums need less)
         v = Signal(VW, reset_less=True)
         vneg = Signal(reset_less=True)                    # the quotient's sign
@@ -363,7 +367,7 @@ class Reducer(wiring.Component):
 
             with m.State("SQ"):
                 with m.If(sa_done):
-                    m.d.sync += acc_sq.eq(acc_sq + sa_p)
+                    m.d.sync += acc_sq.eq(sq_sum)
                     with m.If(kcnt == K):
                         m.next = "FIN"
                     with m.Else():
@@ -417,7 +421,7 @@ class Reducer(wiring.Component):
 
             with m.State("VAR2"):                             # num -= sum^2
                 with m.If(sa_done):
-                    m.d.sync += num.eq(num - sa_p)
+                    m.d.sync += num.eq(num_diff)
                     mul(K, K)
                     m.next = "VAR3"
 

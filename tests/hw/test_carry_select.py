@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """`hw.carry_select.carry_select_add` against Python's ``(x + y) mod 2**width``: words of
 1 to 4 parts, parts of unequal widths, the carries that cross every part boundary (all
-ones plus one, each boundary's carry alone), signed operands narrower than the word; and
+ones plus one, each boundary's carry alone), differences and a carry-in signal, signed
+operands narrower than the word; and
 that yosys builds as many carry chains as it says, none longer than a part."""
 
 import json
@@ -48,6 +49,33 @@ def test_sum(width, parts):
     sim.add_testbench(bench)
     sim.run()
     assert not wrong, f"{wrong[0][0]:#x} + {wrong[0][1]:#x}: {wrong[0][2]:#x}"
+
+
+@pytest.mark.parametrize("width,parts", [(8, 1), (64, 3), (165, 3)])
+def test_difference_and_carry_in(width, parts):
+    """``x - y`` as ``x + ~y`` with carry in 1, and a carry-in signal (0 and 1)."""
+    m = Module()
+    x, y, cin = Signal(width), Signal(width), Signal()
+    diff = carry_select_add(m, x, ~y, width, parts, "d", carry_in=1)
+    total = carry_select_add(m, x, y, width, parts, "s", carry_in=cin)
+    vals = _values(width, random.Random(width + parts))
+    wrong = []
+
+    async def bench(ctx):
+        for a, b in vals:
+            ctx.set(x, a)
+            ctx.set(y, b)
+            if ctx.get(diff) != (a - b) % (1 << width):
+                wrong.append(("-", a, b, ctx.get(diff)))
+            for c in (0, 1):
+                ctx.set(cin, c)
+                if ctx.get(total) != (a + b + c) % (1 << width):
+                    wrong.append((f"+ {c} +", a, b, ctx.get(total)))
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+    assert not wrong, f"{wrong[0][1]:#x} {wrong[0][0]} {wrong[0][2]:#x}: {wrong[0][3]:#x}"
 
 
 def test_signed_operands_extend():
