@@ -68,6 +68,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .vector_mul import MUL_CUTS, MulArray
+from .replicate import replicas
 from .vector_ops import Kind
 from .vector_swar import LANE_BITS, Lanes, cut_registers
 
@@ -228,7 +229,12 @@ class VectorAlu(wiring.Component):
         # cut "step" registers, like the operands of a narrow path's step (`it` holds as still)
         first = Signal(name="first")
         m.d.comb += first.eq(self.it == 0)
-        first, = cut("step", first)
+        if "step" in self.cuts:
+            # a copy for MEDIAN's operand routes, one for the multiplier's controls and one for
+            # POW's state: one register of fan-out 208 was 64 tiles from A2's routes (17.8 ns)
+            first_med, first_mul, first = replicas(m, platform, first, 3, "first_r", reset_less=True)
+        else:
+            first_med = first_mul = first
 
         r1_low, r1_neg, r1_fit = cut("a1", *ln.add(x1, x1s, Mux(sub1, ~y1, y1), Mux(sub1, ~y1s & H, y1s),
                                                    Mux(sub1, LO, 0), "a1"))
@@ -306,8 +312,8 @@ class VectorAlu(wiring.Component):
         c_asr, c_med = kind_is(Kind.ASR), kind_is(Kind.MEDIAN)
         c_ab = ~(c_tlt | c_tgt | c_clip | c_abs | c_sign | c_asr | c_med)      # a - b: every other kind
         s_med, s_asr, s_abs = route_sel("med", c_med), route_sel("asr", c_asr), route_sel("abs", c_abs)
-        s_med_b = s_med & first                        # MEDIAN's first cycle: a < b; then a < c
-        s_med_c = s_med & ~first
+        s_med_b = s_med & first_med                    # MEDIAN's first cycle: a < b; then a < c
+        s_med_c = s_med & ~first_med
 
         def rep(sel):
             return sel.replicate(n)
@@ -515,14 +521,14 @@ class VectorAlu(wiring.Component):
         x = (a & rep(msel("x_a", Kind.LSL, Kind.LSR, Kind.ROR))) | (ma & rep(s_mul | s_asl)) | (mb & rep(s_swap))
         y = ((pow2 & rep(msel("y_p2", Kind.LSL, Kind.LSR, Kind.ASL))) | (right & rep(s2_ror))
              | (ma & rep(s_swap)) | (mb & rep(s_mul)))
-        pass_ = msel("pass", Kind.LSL, Kind.LSR, Kind.ROR, Kind.MUL, Kind.ASL, cond=cfg.pass2) & ~first
-        load = msel("load", Kind.LSL, Kind.LSR, Kind.ROR, Kind.MUL, Kind.ASL) & first
+        pass_ = msel("pass", Kind.LSL, Kind.LSR, Kind.ROR, Kind.MUL, Kind.ASL, cond=cfg.pass2) & ~first_mul
+        load = msel("load", Kind.LSL, Kind.LSR, Kind.ROR, Kind.MUL, Kind.ASL) & first_mul
         if built(Kind.POW):
             s_pow = msel("pow", Kind.POW)
             x |= (st1 & rep(s_pow & phase)) | (st0 & rep(s_pow & ~phase))
             y |= st1 & rep(s_pow)
             pass_ |= s_pow & pidx
-            load |= msel("pow_p2", Kind.POW, cond=cfg.pass2) & ~first & ~pidx
+            load |= msel("pow_p2", Kind.POW, cond=cfg.pass2) & ~first_mul & ~pidx
         m.d.comb += [mul.x.eq(x), mul.y.eq(y), mul.pass_.eq(pass_), mul.acc_load.eq(self.step & load)]
 
         # --- the iterative state, by kind ----------------------------------------------------------------

@@ -236,6 +236,25 @@ def test_overlap_rule_matches_golden():
     assert not wrong, f"{len(wrong)} of {len(vectors)} differ, e.g. (src, dst, n, bs, bd), golden: {wrong[:5]}"
 
 
+def test_reduce_results_wait_for_the_writer():
+    """Results of one element each (C reduced, C = 1) in 64-bit units, four to a row, with
+    the ports stalled nine cycles in ten: the writer holds its input, and a result that is
+    ready while the reducer's output register still holds the one before waits for it
+    (every result is the golden one)."""
+    import random
+
+    from test_vector_cases import reduce_case
+    cfg = CONFIGS["w8"]
+    cases = [reduce_case(mn, unit, rng=random.Random(k), seed=5 + k, axis=4, dims=(24, 2, 1),
+                         addr=(0x300, 0xC00), name=f"{mn}_{unit.mnemonic}_per_element")
+             for k, (mn, unit) in enumerate([("reduce_max", DU.S64), ("reduce_sum", DU.U64),
+                                             ("reduce_any", DU.S64)])]
+    exp = [golden(cfg, c) for c in cases]
+    got = run_rtl(cfg, [(c, e[0]) for c, e in zip(cases, exp)], stall=0.9, seed=3)
+    errors = [r for r in (compare(c, e, g) for c, e, g in zip(cases, exp, got)) if r]
+    assert not errors, errors
+
+
 def test_prod_skips_unit_factors():
     """REDUCE_PROD multiplies only by factors of magnitude above 1: elements 1 and -1
     (signed) take no multiplier pass, so a run of them takes as many cycles as a run of
