@@ -5,10 +5,8 @@ copy, mapped as it maps an ordinary register with the same reset value.
 `own_replicas`: copies that compute their next values from their own equal the
 register too, and on the ECP5 each copy's input is logic of its own."""
 
-import json
 import re
 import random
-import subprocess
 
 from amaranth.back import rtlil
 from amaranth.hdl import ClockDomain, Module, Mux, Signal
@@ -17,7 +15,9 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from xdsa.hw.replicate import own_replicas, replicas
-from xdsa.hw.synth import FlowPlatform, yowasp_env
+from xdsa.hw.synth import FlowPlatform
+
+from yosys_netlist import yosys_cells
 
 INIT = 0b101
 
@@ -84,11 +84,7 @@ def test_reset_returns_copies_to_init():
 
 def _cells(tmp_path, family, top):
     """The cells of `top` (a component) after yosys's `synth_ecp5`, by name."""
-    (tmp_path / "t.il").write_text(rtlil.convert(top, name="top", platform=FlowPlatform(family)))
-    env = yowasp_env(("YOSYS",))
-    subprocess.run([env["YOSYS"], "-q", "-p", "read_rtlil t.il; synth_ecp5 -top top; write_json t.json"],
-                   cwd=tmp_path, env=env, check=True)
-    return json.loads((tmp_path / "t.json").read_text())["modules"]["top"]["cells"]
+    return yosys_cells(tmp_path, top, family=family)
 
 
 def _ffs(tmp_path, family):
