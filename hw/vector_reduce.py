@@ -33,13 +33,7 @@ not as wide as the numerator; the dividend's low bits are loaded at the top of t
 quotient register and the steps are counted down, so no step decodes the unit.
 Then saturation to the destination unit (wrapping
 for ASUM without ``sat``; compares on 65 bits, a wider result saturates by its
-sign) and one element to the writer, through an output register of its own: the
-result goes into it in OUT when it is empty and leaves it when the writer takes it,
-one cycle later than from SAT's registers (a result takes four cycles or more, so
-the register costs no rate), and the unit is ``idle`` only once it is empty. (SAT's
-registers fed the writer's accumulator directly, 100 tiles apart on the placed
-`base`, 17.6 ns: now a register between them that the placer can put beside the
-writer; reductions have no cycle model to follow.)
+sign) and one element to the writer.
 
 The dimension products (C*H, H*W, C*W, C*H*W) for the range checks are computed
 on the same multiplier when `dims_start` pulses (at most 48 cycles); ``n_total``
@@ -299,12 +293,12 @@ class Reducer(wiring.Component):
         dv_r = Signal(DB, reset_less=True)                # partial remainder, below dv_d
         dv_q = Signal(QB, reset_less=True)                # dividend bits below the remainder, then the quotient
         dv_n = Signal(8, reset_less=True)
-        # the result, one element's nibbles and their mask: registers loaded in SAT, read in
-        # OUT (data: reset-less); the unit's decoding (`dbsel` holds still from before
-        # `start`) is off the writer's paths
-        o_data = Signal(64, reset_less=True)
-        out_cnt = Signal.like(self.out_cnt, name="o_cnt", reset_less=True)
-        out_mask = Signal.like(self.out_mask, name="o_mask", reset_less=True)
+        # the result, one element's nibbles and their mask: registers loaded in SAT and 0
+        # outside OUT (the engine ORs them with the pipeline's outputs, 0 while it has none);
+        # the unit's decoding (`dbsel` holds still from before `start`) is off the writer's paths
+        o_data = Signal(64)
+        out_cnt = Signal.like(self.out_cnt, name="o_cnt")
+        out_mask = Signal.like(self.out_mask, name="o_mask")
         el_cnt = Signal.like(self.out_cnt)
         m.d.comb += el_cnt.eq(Const(1, 5) << self.dbsel)
         el_mask = thermometer(m, el_cnt, len(self.out_mask), "el_mask")
@@ -316,10 +310,9 @@ class Reducer(wiring.Component):
         last_el = kcnt == k_m1
         var = self.variant
         take = Signal()
-        fsm_idle = Signal()                               # the FSM in IDLE (the output register aside)
         advance = Signal()                                # the queue's head moves into x
         m.d.comb += [self.take.eq(take), self.take_nib.eq(el_nib),
-                     take.eq(self.run & ~fsm_idle & elq.w_ready & self.has),
+                     take.eq(self.run & ~self.idle & elq.w_ready & self.has),
                      elq.w_valid.eq(take), elq.w_data.eq(self.window[:64]), elq.flush.eq(self.start),
                      advance.eq(elq.r_valid & (~xv | use)), elq.r_ready.eq(advance)]
         with m.If(self.start):
@@ -340,18 +333,9 @@ class Reducer(wiring.Component):
                     with m.Case(bs | (sg << 3)):
                         m.d.sync += [dsat_lo.eq(lo & ((1 << 65) - 1)), dsat_hi.eq(hi)]
 
-        # the output register (0 while empty, as the engine's OR of the producers needs)
-        ob_valid = Signal()
-        ob_data = Signal.like(o_data, name="ob_data")
-        ob_cnt = Signal.like(out_cnt, name="ob_cnt")
-        ob_mask = Signal.like(out_mask, name="ob_mask")
-        with m.If(ob_valid & self.out_ready):
-            m.d.sync += [ob_valid.eq(0), ob_data.eq(0), ob_cnt.eq(0), ob_mask.eq(0)]
-        m.d.comb += self.idle.eq(fsm_idle & ~ob_valid)
-
         with m.FSM(name="red"):
             with m.State("IDLE"):
-                m.d.comb += fsm_idle.eq(1)
+                m.d.comb += self.idle.eq(1)
                 with m.If(self.start):
                     reset_acc()
                     m.d.sync += [outs.eq(0), ext.eq(0)]
@@ -477,15 +461,14 @@ class Reducer(wiring.Component):
                 m.next = "OUT"
 
             with m.State("OUT"):
-                with m.If(~ob_valid):
+                m.d.comb += self.out_valid.eq(1)
+                with m.If(self.out_ready):
                     reset_acc()
-                    m.d.sync += [outs.eq(outs + 1),
-                                 ob_valid.eq(1), ob_data.eq(o_data), ob_cnt.eq(out_cnt), ob_mask.eq(out_mask)]
+                    m.d.sync += [outs.eq(outs + 1), o_data.eq(0), out_cnt.eq(0), out_mask.eq(0)]
                     with m.If(outs + 1 == M):
                         m.next = "IDLE"
                     with m.Else():
                         m.next = "ACC"
 
-        m.d.comb += [self.out_valid.eq(ob_valid), self.out_data.eq(ob_data), self.out_cnt.eq(ob_cnt),
-                     self.out_mask.eq(ob_mask)]
+        m.d.comb += [self.out_data.eq(o_data), self.out_cnt.eq(out_cnt), self.out_mask.eq(out_mask)]
         return m

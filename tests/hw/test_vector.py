@@ -238,9 +238,8 @@ def test_overlap_rule_matches_golden():
 
 def test_reduce_results_wait_for_the_writer():
     """Results of one element each (C reduced, C = 1) in 64-bit units, four to a row, with
-    the ports stalled nine cycles in ten: the writer holds its input, and a result that is
-    ready while the reducer's output register still holds the one before waits for it
-    (every result is the golden one)."""
+    the ports stalled nine cycles in ten, so that the writer holds its input while a
+    result waits (every result is the golden one)."""
     import random
 
     from test_vector_cases import reduce_case
