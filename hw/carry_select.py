@@ -1,9 +1,9 @@
 """A wide adder as a carry-select adder: ``x + y`` in parts, each a carry chain of its
 own, so the sum waits for no chain longer than a part.
 
-On the ECP5 a carry chain costs about 0.1 ns per bit pair after the LUT in front of it:
-the vector reducer's 165-bit shift-add accumulator was 13.6 ns of cells in one cycle
-(docs/boards.md, session 41). `carry_select_add` splits the word into `parts` pieces;
+A carry chain's delay grows with its length: the vector reducer's 165-bit shift-add
+accumulator was 13.6 ns of cells in one cycle on the placed `base` (docs/boards.md,
+session 41). `carry_select_add` splits the word into `parts` pieces;
 the lowest adds as usual, every other computes both its sums (carry in 0, and carry in
 1 as one chain with the carry set below its lowest bit) and the carry out of the part
 below picks one: one multiplexer level per part above the lowest instead of the chain
@@ -36,13 +36,10 @@ def carry_select_add(m, x, y, width, parts, name, carry_in=0):
         s0 = Signal(w + 1, name=f"{name}_p{k}")
         if k == 0:                                      # the carry in below the LSB, in both addends
             cin = Value.cast(carry_in)
-            m.d.comb += s0.eq((Cat(cin, xs[lo:hi]) + Cat(cin, ys[lo:hi]))[1:])
-        else:
-            m.d.comb += s0.eq(xs[lo:hi] + ys[lo:hi])
-        if k == 0:
-            m.d.comb += out[lo:hi].eq(s0[:w])
+            m.d.comb += [s0.eq((Cat(cin, xs[lo:hi]) + Cat(cin, ys[lo:hi]))[1:]), out[lo:hi].eq(s0[:w])]
             carry = s0[w]
             continue
+        m.d.comb += s0.eq(xs[lo:hi] + ys[lo:hi])
         s1 = Signal(w + 1, name=f"{name}_p{k}_c")       # with carry in: 1 + 1 below the LSB
         m.d.comb += s1.eq((Cat(Const(1, 1), xs[lo:hi]) + Cat(Const(1, 1), ys[lo:hi]))[1:])
         m.d.comb += out[lo:hi].eq(Mux(carry, s1[:w], s0[:w]))

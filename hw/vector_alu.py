@@ -67,8 +67,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .vector_mul import MUL_CUTS, MulArray
 from .replicate import replicas
+from .vector_mul import MUL_CUTS, MulArray
 from .vector_ops import Kind
 from .vector_swar import LANE_BITS, Lanes, cut_registers
 
