@@ -2,8 +2,8 @@
 """`hw.carry_select.carry_select_add` against Python's ``(x + y) mod 2**width``: words of
 1 to 4 parts, parts of unequal widths, the carries that cross every part boundary (all
 ones plus one, each boundary's carry alone), differences and a carry-in signal, signed
-operands narrower than the word; and
-that yosys builds as many carry chains as it says, none longer than a part."""
+operands narrower than the word; and that yosys builds as many carry chains as it
+says, none longer than a part."""
 
 import random
 
