@@ -270,12 +270,19 @@ class StreamReader(wiring.Component):
         # between runs: an instruction's beat amount at its setup, reader 0's at the switch
         # to the reducer's element); with `checks`, `Assert`s compare `has` with the direct
         # compares in every other cycle and refuse a take in such a cycle.
-        step = Signal(nb + 1)
-        m.d.comb += step.eq(Mux(self.take_rest, left, self.take))
+        # Both kinds of take are computed (step = left or `take`) and `take_rest` chooses
+        # between the results: through `step` it led a subtraction and two compares (a copy
+        # of the engine's `full` -> reader 0's `has_take`, 16.6 ns in the placed `base`,
+        # session 41). A rest leaves nothing (left - left = 0).
         got = Mux(self.rsp_valid, RN, 0)
         avail_g, avail_t = Signal.like(avail), Signal.like(avail)     # next avail: not taken / taken
-        left_t = Signal.like(left)                                      # next left if taken
-        m.d.comb += [avail_g.eq(avail + got), avail_t.eq(avail_g - step), left_t.eq(left - step)]
+        avail_tr, avail_tt = Signal.like(avail), Signal.like(avail)   # taken: the rest / `take`
+        left_t, left_tt = Signal.like(left), Signal.like(left)         # next left if taken / taken `take`
+        m.d.comb += [avail_g.eq(avail + got), avail_tr.eq(avail_g - left), avail_tt.eq(avail_g - self.take),
+                     left_tt.eq(left - self.take),
+                     avail_t.eq(Mux(self.take_rest, avail_tr, avail_tt)), left_t.eq(Mux(self.take_rest, 0, left_tt))]
+        has_taken = Mux(self.take_rest, (self.take <= avail_tr) & (self.take == 0),
+                        (self.take <= avail_tt) & (self.take <= left_tt))
         has_rest, has_take = Signal(init=1), Signal(init=1)      # left = avail = take = 0 at reset
         off0 = Signal.like(avail)                                       # avail after `start`
         m.d.comb += off0.eq(-self.start_nib[:lrn])
@@ -284,7 +291,7 @@ class StreamReader(wiring.Component):
                          has_take.eq((self.take <= off0) & (self.take <= self.start_len))]
         with m.Else():
             m.d.sync += [has_rest.eq(left <= avail_g),
-                         has_take.eq(Mux(self.take_en, (self.take <= avail_t) & (self.take <= left_t),
+                         has_take.eq(Mux(self.take_en, has_taken,
                                          (self.take <= avail_g) & (self.take <= left)))]
         m.d.comb += [self.has.eq(Mux(self.take_rest, has_rest, has_take)), self.left.eq(left),
                      self.has_rest.eq(has_rest), self.has_take.eq(has_take)]
