@@ -333,6 +333,13 @@ class Reducer(wiring.Component):
                     with m.Case(bs | (sg << 3)):
                         m.d.sync += [dsat_lo.eq(lo & ((1 << 65) - 1)), dsat_hi.eq(hi)]
 
+        # MAX / MIN: x < ext from one 66-bit difference as a carry-select adder (MAX takes x
+        # when x >= ext: an equal x leaves ext as it was): the two 65-bit compares' carry
+        # chains were in series with ext's select (x -> ext, 15.7 ns; -> the FSM, 16.1 ns
+        # placed, session 41)
+        ext_d = carry_select_add(m, xs, ~ext.as_signed(), 66, 3, "ext_d", carry_in=1)
+        ext_lt = ext_d[65]
+
         with m.FSM(name="red"):
             with m.State("IDLE"):
                 m.d.comb += self.idle.eq(1)
@@ -345,7 +352,7 @@ class Reducer(wiring.Component):
                 with m.If(xv):
                     m.d.comb += use.eq(1)
                     first = kcnt == 0
-                    better = Mux(var == MAX, xs > ext.as_signed(), xs < ext.as_signed())
+                    better = Mux(var == MAX, ~ext_lt, ext_lt)          # (x == ext: either is ext)
                     m.d.sync += [
                         acc_sum.eq(acc_sum + xs), kcnt.eq(kcnt + 1),
                         anynz.eq(anynz | xnz), allnz.eq(allnz & xnz),
