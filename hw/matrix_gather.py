@@ -29,10 +29,11 @@ Microarchitecture
   lanes need k distinct rows takes k cycles. Which lanes share a row comes from
   pairwise row equalities of the lanes, computed as a vector is loaded, so the beat's
   end is a few LUT levels after the hits.
-* **Request slots.** A request goes into one of two slots as it arrives (``req.ready``:
-  a slot is free, a register), its lanes' byte 0 rows (and the rows after them), offsets,
-  the bytes at which they cross into the next row and pairwise row equalities computed
-  on the way; the issue stage reads the vector in slot ``ptr`` and the byte index ``bi``
+* **Request slots.** A request is registered as it arrives (``pre``), with its lanes'
+  byte 0 rows (and the rows after them), offsets, the bytes at which they cross into
+  the next row and pairwise row equalities computed on the way, and moves into one of
+  two slots in the next cycle a slot is free (``req.ready``: ``pre`` is empty or a slot
+  is free, registers); the issue stage reads the vector in slot ``ptr`` and the byte index ``bi``
   (a lane's row at byte ``bi`` is its byte 0 row or the next one, by its cross bits),
   and the end of a vector only moves ``ptr``. The late end of a beat
   enables no wide register: only the pointer (in copies beside the multiplexers it
@@ -49,12 +50,12 @@ Microarchitecture
   so the beat's end, which the row-cache hits (registers) decide late in the cycle, enables
   only the issue stage's few control registers.
 
-Latency: ``2 + L`` cycles from the ``req`` transfer to ``out_valid`` for 8-bit
+Latency: ``3 + L`` cycles from the ``req`` transfer to ``out_valid`` for 8-bit
 elements needing at most one read per beat (read port always ready), one more per
 extra byte. Throughput: one beat per cycle while every beat needs at most one row read
 (every lane a hit, or all misses in one row): one vector of 8-bit elements per
 cycle; otherwise one cycle per distinct row. A request is taken in any cycle a slot
-is free, so vectors follow each other without a gap. ``side`` (any layout) travels with
+or ``pre`` is free, so vectors follow each other without a gap. ``side`` (any layout) travels with
 the request to ``out_side``.
 """
 
@@ -281,10 +282,21 @@ class VectorGather(wiring.Component):
 
         # --- the slots: a request goes into the free slot (`ptrs[1] ^ v0`: a request is
         # taken only while one is free); the count is v0 and full -----------------------------
+        # A request is first registered with its lanes' rows computed (`pre`), and enters a
+        # slot from there: the next hits of an arriving vector compare the caches' tags with
+        # registers, not with the sums of the request's base and stride (the request queue
+        # -> the lane rows -> the hits was 17.4-18.2 ns placed, session 41). One cycle more
+        # from a request to its vector when the gather waits for it; none while requests
+        # wait in the queue (``req.ready``: `pre` is empty or moves into a slot, registers).
         take = Signal()
-        m.d.comb += [self.req.ready.eq(~full), take.eq(self.req.valid & ~full)]
+        pre = Signal(slot_layout, name="pre", reset_less=True)     # data, under pre_valid
+        pre_valid = Signal()
+        accept = Signal()
+        m.d.comb += [self.req.ready.eq(~pre_valid | ~full), accept.eq(self.req.valid & self.req.ready),
+                     take.eq(pre_valid & ~full)]
         m.d.sync += [v0.eq(full | take | (v0 & ~vec_end)),
-                     full.eq((full & ~vec_end) | (v0 & take & ~vec_end))]
+                     full.eq((full & ~vec_end) | (v0 & take & ~vec_end)),
+                     pre_valid.eq((pre_valid & ~take) | accept)]
         offs = _lane_offsets(m, req.stride, n, AW)
         load = Signal(slot_layout)
         new_rows = []
@@ -298,9 +310,11 @@ class VectorGather(wiring.Component):
         m.d.comb += [load.active.eq(req.active), load.lsz.eq(req.lsz), load.sgn.eq(req.signed),
                      load.side.eq(req.side),
                      load.same.eq(Cat(new_rows[i] == new_rows[j] for i, j in pairs))]
+        with m.If(accept):
+            m.d.sync += pre.eq(load)
         for k in range(2):
             with m.If(take & ((ptrs[1] ^ v0) == k)):
-                m.d.sync += slots[k].eq(load)
+                m.d.sync += slots[k].eq(pre)
 
         # --- the beat -----------------------------------------------------------------------
         with m.If(issue):
@@ -319,7 +333,7 @@ class VectorGather(wiring.Component):
         # next row. (That last case is exact for the active lanes only; `need` reads no other.)
         for i in range(n):
             served = issue & match[i]
-            hit_in = Mux(served, row[i] == new_rows[i], tvalid[i] & (tag[i] == new_rows[i]))
+            hit_in = Mux(served, row[i] == pre.row0[i], tvalid[i] & (tag[i] == pre.row0[i]))
             hit_w_next = Signal(name=f"hit_w_next_{i}")
             m.d.comb += hit_w_next.eq(Mux(full, Mux(served, row[i] == w_row[i], hit_w[i]), hit_in))
             hit_step = same_row_next[i]
@@ -380,7 +394,7 @@ class VectorGather(wiring.Component):
                         m.d.comb += val.eq(Mux(s2.sgn, raw.as_signed(), raw))
             m.d.comb += self.out_vals[i].eq(Mux(s2.active[i], val, 0))
         m.d.comb += [self.out_valid.eq(s2.last), self.out_side.eq(s2.side),
-                     self.busy.eq(v0 | s1.beat | r_beat | s2.beat)]     # (every beat in flight: L <= 2)
+                     self.busy.eq(pre_valid | v0 | s1.beat | r_beat | s2.beat)]   # (every beat in flight: L <= 2)
         return m
 
 
