@@ -161,14 +161,15 @@ class BeatPipe(wiring.Component):
         # multiplexers and enables (fan-out about 600 in the placed engine, session 23)
         s0_c_due_n = Signal(name="s0_c_due_next")
         c_slices = replicas(m, platform, s0_c_due_n, slices(n), "s0_c_due")
-        # sources 1 and 2's units and signs as registers of the pipeline's own, loaded in every
-        # cycle (`cfg` holds still from before the first load): `cfg.sg1` was placed 86 tiles
-        # from this unpacker, the head of an 18.6 ns path into `cs` (the placed `base`, session 36)
-        u1_b1, u1_b2 = (Signal.like(cfg.b1, name=nm, reset_less=True) for nm in ("u1_b1", "u1_b2"))
-        u1_sg1, u1_sg2 = (Signal(name=nm, reset_less=True) for nm in ("u1_sg1", "u1_sg2"))
-        m.d.sync += [u1_b1.eq(cfg.b1), u1_b2.eq(cfg.b2), u1_sg1.eq(cfg.sg1), u1_sg2.eq(cfg.sg2)]
-        src12 = unpack(mux_sliced(c_slices, wa2, head1), Mux(s0_c_due, u1_b2, u1_b1),
-                       Mux(s0_c_due, u1_sg2, u1_sg1), "u1")
+        # the unit and sign of the source this unpacker serves (1, or 2 at s0_c_due) as
+        # registers of the pipeline's own, chosen with s0_c_due's next value (`cfg` holds
+        # still from before the first load): `cfg.sg1` was placed 86 tiles from this
+        # unpacker, the head of an 18.6 ns path into `cs` (session 36), and s0_c_due's
+        # choice of them 65 tiles, 17.6 ns into `c` (session 42)
+        u1_b = Signal.like(cfg.b1, name="u1_b", reset_less=True)
+        u1_sg = Signal(name="u1_sg", reset_less=True)
+        m.d.sync += [u1_b.eq(Mux(s0_c_due_n, cfg.b2, cfg.b1)), u1_sg.eq(Mux(s0_c_due_n, cfg.sg2, cfg.sg1))]
+        src12 = unpack(mux_sliced(c_slices, wa2, head1), u1_b, u1_sg, "u1")
         # the operands, their sign words (flags at the lane MSBs) and for sources 0 and 1
         # lane-wide sign masks (straight from the window, beside the unpacking: the ALU
         # needs no broadcast of the sign flags in its paths). The stages' data registers
