@@ -255,7 +255,7 @@ class Core(wiring.Component):
         is_domain = Signal()
         m.d.comb += is_domain.eq(0)
         route_fault = Signal.like(item.fault)
-        route_end, route_unity, route_absent = Signal(), Signal(), Signal()
+        route_end, route_unity, route_absent = (Signal(name=nm) for nm in ("route_end", "route_unity", "route_absent"))
         domain_ports = {did: getattr(self, f"domain_{did:02x}") for did in cfg.domains}
 
         with m.FSM():

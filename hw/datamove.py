@@ -544,8 +544,8 @@ class DataMoveEngine(wiring.Component):
         op_a = Signal(24)                           # multiplier to load
         op_b = Signal(24)                           # multiplicand / divisor to load
         op_c = Signal(24)                           # dividend to load
-        ld_mac, ld_div, clr_acc, ld_bl = Signal(), Signal(), Signal(), Signal()
-        mac_step, norm_step, div_step = Signal(), Signal(), Signal()
+        ld_mac, ld_div, clr_acc, ld_bl = (Signal(name=nm) for nm in ("ld_mac", "ld_div", "clr_acc", "ld_bl"))
+        mac_step, norm_step, div_step = (Signal(name=nm) for nm in ("mac_step", "norm_step", "div_step"))
         alu_sub = Signal()                          # the mac subtracts: set as it loads
         alu_b = Signal(50)
         alu = Signal(51)                            # acc +- alu_b; alu[50]: carry (acc >= b)
@@ -752,7 +752,7 @@ class DataMoveEngine(wiring.Component):
                        | (~empty & shape_bad) | (overlap & ~overlap_ok)),
             out_of_range.eq((~imm & s.has & s.oor) | (d.has & d.oor)),
         ]
-        illegal_q, out_of_range_q = Signal(), Signal()
+        illegal_q, out_of_range_q = (Signal(name=nm) for nm in ("illegal_q", "out_of_range_q"))
         m.d.sync += [illegal_q.eq(illegal), out_of_range_q.eq(out_of_range)]
 
         # --- walkers ------------------------------------------------------------------------
@@ -1066,7 +1066,7 @@ class DataMoveEngine(wiring.Component):
             with m.State("SETTLE"):
                 m.next = "CHECK"
 
-            sw_go, dw_go = Signal(), Signal()       # the walkers' start: high in START only
+            sw_go, dw_go = (Signal(name=nm) for nm in ("sw_go", "dw_go"))       # the walkers' start: high in START only
             m.d.comb += [sw.start.eq(sw_go), dw.start.eq(dw_go)]
             with m.State("CHECK"):
                 m.d.sync += [wres.eq(0), wdel.eq(0), rptr.eq(0), room.eq(C), avail.eq(0), fault.eq(0)]

@@ -77,13 +77,14 @@ class Accumulators(wiring.Component):
         stage = data.StructLayout({"addr": len(self.in_addr), "first": 1, "tag": len(self.in_tag),
                                    "sums": self.in_sums.shape()})
         s_valid, q_valid = Signal(name="s_valid"), Signal(name="q_valid")
-        s, q = Signal(stage, reset_less=True), Signal(stage, reset_less=True)
+        s, q = (Signal(stage, reset_less=True, name=nm) for nm in ("s", "q"))
         m.d.sync += [s_valid.eq(self.in_valid), s.addr.eq(self.in_addr), s.first.eq(self.in_first),
                      s.tag.eq(self.in_tag), s.sums.eq(self.in_sums), q_valid.eq(s_valid), q.eq(s)]
         q_word = Signal(words, reset_less=True)     # the word read, registered
-        w1_valid, w1_addr = Signal(), Signal.like(q.addr, reset_less=True)     # the last write
+        w1_valid = Signal()                                           # the last write
+        w1_addr = Signal.like(q.addr, reset_less=True)
         # the last two writes' sums
-        w1_data, w2_data = Signal(words, reset_less=True), Signal(words, reset_less=True)
+        w1_data, w2_data = (Signal(words, reset_less=True, name=nm) for nm in ("w1_data", "w2_data"))
         # Q's selects (it takes the last write's word / the one before / none: the first pass),
         # one copy per word: shared, each fanned out to all n * ACC_BITS adder inputs (424
         # in `base`) across 123 tiles, 7 ns of the placed `base`'s paths into the block RAMs

@@ -126,7 +126,7 @@ class MatrixSetup(wiring.Component):
         # padded base) are off the walkers' paths
         # (data, and loaded every cycle: reset-less, through a register of its own, as a port
         # has no reset_less)
-        f, o = self.f, Signal(SetupOutputs(self.addr_bits))
+        f, o = self.f, Signal(SetupOutputs(self.addr_bits), name="o")
         out = Signal(SetupOutputs(self.addr_bits), reset_less=True)
         m.d.sync += out.eq(o)
         m.d.comb += self.out.eq(out)
@@ -136,7 +136,7 @@ class MatrixSetup(wiring.Component):
 
         def unit_info(code):
             """(is_float, is_int4, is_64, is_32, lsz, signed) of a unit code."""
-            isf, i4, b64, b32, sgn = Signal(), Signal(), Signal(), Signal(), Signal()
+            isf, i4, b64, b32, sgn = (Signal(name=nm) for nm in ("isf", "i4", "b64", "b32", "sgn"))
             lsz = Signal(2)
             with m.Switch(code):
                 for u in DataUnit:
@@ -201,7 +201,7 @@ class MatrixSetup(wiring.Component):
         ddiv = Signal(5, reset_less=True)
 
         # results (registers; data: every instruction's steps write them before they are read)
-        Ho, Wo = Signal(14, reset_less=True), Signal(14, reset_less=True)
+        Ho, Wo = (Signal(14, reset_less=True, name=nm) for nm in ("Ho", "Wo"))
         n_pos = Signal(27, reset_less=True)
         n_out = Signal(39, reset_less=True)
         khkw = Signal(8, reset_less=True)
@@ -251,13 +251,13 @@ class MatrixSetup(wiring.Component):
         w_lsz, r_lsz = w_u[4], r_u[4]
         dst_n = Signal(42)
         # data, refreshed every cycle (below)
-        fm_span_r, k_span_r = Signal(48, reset_less=True), Signal(48, reset_less=True)
+        fm_span_r, k_span_r = (Signal(48, reset_less=True, name=nm) for nm in ("fm_span_r", "k_span_r"))
         dst_end = Signal(66, reset_less=True)
         # registers, refreshed every cycle: their inputs are settled cycles before the
         # pipeline reads them (n_out, r_ckk, r_c1, r_h1, r_w1 come two steps or more before
         # `range_step`, r_k1 the step before it); one adder each (the feature map's four
         # terms in two levels of registers)
-        fm_ch, fm_xw = Signal(48, reset_less=True), Signal(48, reset_less=True)
+        fm_ch, fm_xw = (Signal(48, reset_less=True, name=nm) for nm in ("fm_ch", "fm_xw"))
         m.d.comb += [
             fm_span.eq(fm_ch + fm_xw),
             k_span.eq(r_k1 + (r_ckk << w_lsz)),
@@ -278,11 +278,11 @@ class MatrixSetup(wiring.Component):
         r_run = Signal()                             # selecting range rk
         # stage 1: the selected range (registers: no decoding of rk on the adder's path)
         # (the valid bits c_v, e_v keep the reset; the range is data, read only under them)
-        c_v, c_en, c_rd = Signal(), Signal(reset_less=True), Signal(reset_less=True)
+        c_v, c_en, c_rd = Signal(name="c_v"), Signal(reset_less=True, name="c_en"), Signal(reset_less=True, name="c_rd")
         c_a = Signal(64, reset_less=True)
         c_n = Signal(48, reset_less=True)
         # stage 2: its end address
-        e_v, e_rd = Signal(), Signal(reset_less=True)
+        e_v, e_rd = Signal(name="e_v"), Signal(reset_less=True, name="e_rd")
         e_a = Signal(64, reset_less=True)
         e_end = Signal(66, reset_less=True)
         m.d.sync += c_v.eq(r_run)
@@ -354,7 +354,7 @@ class MatrixSetup(wiring.Component):
         # one 3 * a adder for every step (not an adder and a counter per step)
         cnt = Signal(range(16))
         load_mul = Signal()
-        ld_a, ld_b = Signal(48), Signal(26)
+        ld_a, ld_b = Signal(48, name="ld_a"), Signal(26, name="ld_b")
         with m.If(load_mul):
             m.d.sync += [ma.eq(ld_a), ma3.eq(ld_a + (ld_a << 1)), mb.eq(ld_b), macc.eq(0)]
         with m.FSM(name="setup"):

@@ -225,7 +225,7 @@ class VectorEngine(wiring.Component):
         props = Signal(_props_layout(), reset_less=True)
         # (the kind of the slots' element counts, for the range checks: props.reduction & ~asum,
         # and ASUM, as registers of their own beside those checks)
-        count_tensor, count_one = Signal(reset_less=True), Signal(reset_less=True)
+        count_tensor, count_one = (Signal(reset_less=True, name=nm) for nm in ("count_tensor", "count_one"))
         addr = [Signal(64, name=f"addr_{r}", reset_less=True) for r in SLOT_ROLE]
         unit = [Signal(4, name=f"unit_{r}", reset_less=True) for r in SLOT_ROLE]
         length = Signal(64, reset_less=True)
@@ -367,7 +367,7 @@ class VectorEngine(wiring.Component):
         # the slot being checked (ck) and its address, unit and element count as registers,
         # loaded with the slot of the next cycle (ck_n, which the FSM sets whatever the checks
         # find: a fault ends the checks anyway), so no slot selection lies on a check's path
-        ck, ck_n = Signal(2), Signal(2)
+        ck, ck_n = (Signal(2, name=nm) for nm in ("ck", "ck_n"))
         m.d.comb += ck_n.eq(ck)
         m.d.sync += ck.eq(ck_n)
         # (reset-less: loaded in every cycle)
@@ -752,7 +752,7 @@ class VectorEngine(wiring.Component):
         # its own, so `load` reaches each in one hop. One `full` was placed 106 tiles from
         # reader 2, whose take_rest -> step -> avail -> `has_take` it began (18.2 ns in the
         # placed `base`, session 32).
-        full_prep, full_more = Signal(), Signal()
+        full_prep, full_more = (Signal(name=nm) for nm in ("full_prep", "full_more"))
         m.d.comb += [full_prep.eq(length >= beat_e), full_more.eq(eleft >= beat_e2)]
         full, full01, full2 = own_replicas(
             m, platform, lambda q: Mux(st == PREP, full_prep, Mux(load, q & full_more, q)), 1, 3, "full")
@@ -835,7 +835,7 @@ class VectorEngine(wiring.Component):
             m.d.sync += [slot_bytes[s].eq(nbytes(count[:TB], bsel_c[s])), slot_nz[s].eq(count != 0),
                          slot_long[s].eq(count[TB:].any())]
         if self.checks:                             # the slot's count itself, for the checks
-            slot_count_n, slot_count = Signal(64), Signal(64, reset_less=True)
+            slot_count_n, slot_count = Signal(64, name="slot_count_n"), Signal(64, reset_less=True, name="slot_count")
             with m.If(tensor):
                 m.d.comb += slot_count_n.eq(Mux(ck_n == D, red.n_out, red.n_total))
             with m.Elif(props.reduction):            # ASUM: one destination element

@@ -113,7 +113,7 @@ class BeatPipe(wiring.Component):
             sm = ln.per_lane(tag + "_m", fm, keys=[(bsel, range(5))])
             return v, s, sm
 
-        va, v0, vt, v1, v2, vp = Signal(), Signal(), Signal(), Signal(), Signal(), Signal()
+        va, v0, vt, v1, v2, vp = (Signal(name=nm) for nm in ("va", "v0", "vt", "v1", "v2", "vp"))
         it = Signal(OCC_BITS)
         # --- A: the windows, registered, in a ring of two slots (source 2 a cycle after
         # sources 0 and 1, in a register of its own) ----------------------------------------------
@@ -131,7 +131,7 @@ class BeatPipe(wiring.Component):
         # c_due: the cycle after a MEDIAN `load` (`cfg` holds still from before the first load,
         # so the kind's decoding is a register too); s0_c_due: the cycle after the beat enters
         # S0, its first S1 cycle (MEDIAN takes two or more, so S0 keeps it for the next one)
-        c_due, s0_c_due = Signal(), Signal()
+        c_due, s0_c_due = (Signal(name=nm) for nm in ("c_due", "s0_c_due"))
         is_med = Signal(name="is_median", reset_less=True)     # (loaded in every cycle from `cfg`)
         m.d.comb += self.c_due_next.eq(self.load & is_med)
         m.d.sync += [is_med.eq(cfg.kind == Kind.MEDIAN), c_due.eq(self.c_due_next)]

@@ -109,7 +109,7 @@ class Reducer(wiring.Component):
         sa_p = Signal(PW, reset_less=True)
         sa_busy = Signal()
         sa_go = Signal()
-        sa_ga, sa_gb = Signal(PW), Signal(BW)
+        sa_ga, sa_gb = Signal(PW, name="sa_ga"), Signal(BW, name="sa_gb")
         # sa_bz: sa_b == 0, a register computed from the step before (a new b counts as
         # nonzero: b = 0 takes one step more), so no wide zero test is on the control paths
         sa_bz = Signal()
@@ -130,8 +130,8 @@ class Reducer(wiring.Component):
 
         # --- dimension products ------------------------------------------------------------------------
         # (the products reset-less: computed after `dims_start`, read once dims_ready, reset)
-        ch, hw, cw, chw = (Signal(24, reset_less=True), Signal(24, reset_less=True), Signal(24, reset_less=True),
-                           Signal(36, reset_less=True))
+        ch, hw, cw = (Signal(24, reset_less=True, name=nm) for nm in ("ch", "hw", "cw"))
+        chw = Signal(36, reset_less=True)
         dstep = Signal(3)
         dims_ready = Signal()
         m.d.comb += self.dims_ready.eq(dims_ready)
@@ -199,8 +199,8 @@ class Reducer(wiring.Component):
         # --- walker ------------------------------------------------------------------------------------------
         # (the counters and addresses reset-less: loaded by `start`, read while `pend`, reset)
         pend = Signal()
-        wc1, wc2, wrc = Signal(NB, reset_less=True), Signal(NB, reset_less=True), Signal(NB, reset_less=True)
-        wa1, wa2, war = Signal(NB + 1, reset_less=True), Signal(NB + 1, reset_less=True), Signal(NB + 1, reset_less=True)
+        wc1, wc2, wrc = (Signal(NB, reset_less=True, name=nm) for nm in ("wc1", "wc2", "wrc"))
+        wa1, wa2, war = (Signal(NB + 1, reset_less=True, name=nm) for nm in ("wa1", "wa2", "war"))
         run_start = Signal()
         run_len = Signal(NB, name="run_len_r", reset_less=True)
         m.d.comb += [run_start.eq(self.run & pend & (self.rd_left == 0)),
@@ -256,7 +256,7 @@ class Reducer(wiring.Component):
         # x != 0 and |x| > 1 (x none of 0, 1, -1) registered with x, from `y`'s element;
         # |x| from the register x: the 65-bit negation is not in series with the
         # extraction (it feeds only the multiplier's operand registers)
-        xnz, xbig = Signal(reset_less=True), Signal(reset_less=True)
+        xnz, xbig = (Signal(reset_less=True, name=nm) for nm in ("xnz", "xbig"))
         xabs = Signal(65)
         m.d.comb += xabs.eq(Mux(xneg, -xs, xs))
         el_nib = Signal(6, reset_less=True)               # a register (bsel holds still from before
@@ -272,7 +272,7 @@ class Reducer(wiring.Component):
         pmag = Signal(66, reset_less=True)
         # pmag != 0 and pmag == cap as registers set with pmag (no 66-bit compares before the
         # multiplier's start); a product in PROD is of pmag != 0 and |x| > 1, so never 0
-        pm_nz, pm_cap = Signal(reset_less=True), Signal(reset_less=True)
+        pm_nz, pm_cap = (Signal(reset_less=True, name=nm) for nm in ("pm_nz", "pm_cap"))
         pneg = Signal(reset_less=True)
         ext = Signal(65, reset_less=True)                 # MAX / MIN: the extreme so far
         anynz = Signal(reset_less=True)

@@ -275,15 +275,17 @@ class StreamReader(wiring.Component):
         # of the engine's `full` -> reader 0's `has_take`, 16.6 ns in the placed `base`,
         # session 41). A rest leaves nothing (left - left = 0).
         got = Mux(self.rsp_valid, RN, 0)
-        avail_g, avail_t = Signal.like(avail), Signal.like(avail)     # next avail: not taken / taken
-        avail_tr, avail_tt = Signal.like(avail), Signal.like(avail)   # taken: the rest / `take`
-        left_t, left_tt = Signal.like(left), Signal.like(left)         # next left if taken / taken `take`
+        # next avail: not taken / taken; taken: the rest / `take`; next left: taken / taken `take`
+        avail_g, avail_t = (Signal.like(avail, name=nm) for nm in ("avail_g", "avail_t"))
+        avail_tr, avail_tt = (Signal.like(avail, name=nm) for nm in ("avail_tr", "avail_tt"))
+        left_t, left_tt = (Signal.like(left, name=nm) for nm in ("left_t", "left_tt"))
         m.d.comb += [avail_g.eq(avail + got), avail_tr.eq(avail_g - left), avail_tt.eq(avail_g - self.take),
                      left_tt.eq(left - self.take),
                      avail_t.eq(Mux(self.take_rest, avail_tr, avail_tt)), left_t.eq(Mux(self.take_rest, 0, left_tt))]
         has_taken = Mux(self.take_rest, (self.take <= avail_tr) & (self.take == 0),
                         (self.take <= avail_tt) & (self.take <= left_tt))
-        has_rest, has_take = Signal(init=1), Signal(init=1)      # left = avail = take = 0 at reset
+        # (set at reset: left = avail = take = 0)
+        has_rest, has_take = (Signal(init=1, name=nm) for nm in ("has_rest", "has_take"))
         off0 = Signal.like(avail)                                       # avail after `start`
         m.d.comb += off0.eq(-self.start_nib[:lrn])
         with m.If(self.start):
@@ -312,7 +314,7 @@ class StreamReader(wiring.Component):
             m.d.sync += Assert((ahead >= 0) & (ahead <= S), "StreamReader: requests ahead out of 0 .. slots")
         # (the run's first and last rows from the start fields alone, outside the If: inside
         # it, `start` gated their adder and compare)
-        first, last = Signal.like(irow), Signal.like(lrow)
+        first, last = Signal.like(irow, name="first"), Signal.like(lrow, name="last")
         m.d.comb += [first.eq(self.start_nib >> lrn), last.eq((self.start_nib + self.start_len - 1) >> lrn)]
         with m.If(self.start):
             m.d.sync += [
@@ -492,7 +494,7 @@ class StreamWriter(wiring.Component):
 
         # `accm_zero` and `done` follow accm, at_end and the queue: the engine's control
         # (which ends a reduction's stream on `done`) reads registers, not a 64-bit compare
-        at_end_n, accm_zero_n = Signal(), Signal()
+        at_end_n, accm_zero_n = (Signal(name=nm) for nm in ("at_end_n", "accm_zero_n"))
         m.d.comb += [at_end_n.eq(at_end), accm_zero_n.eq(accm_zero)]
         with m.If(self.start):
             m.d.comb += [at_end_n.eq(self.start_len == 0), accm_zero_n.eq(1)]
