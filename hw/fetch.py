@@ -158,7 +158,7 @@ class Fetcher(wiring.Component):
         pending = Signal(L)                         # responses in flight; bit 0: due this cycle
         pos = Signal(range(group_rows))             # that response's row within its group
         dids = Signal(8 * DID_PACK_BYTES, reset_less=True)          # DID pack (shifted out as used)
-        stage = Signal(64, reset_less=True, name="stage") if rb == 8 else None    # first half of a payload (8-byte rows)
+        stage = Signal(64, reset_less=True, name="stage") if rb == 8 else None  # first half of a payload (8-byte rows)
         buf_payload = Array(Signal(128 * per, name=f"buf_payload_{i}", reset_less=True) for i in range(depth))
         buf_did = Array(Signal(8 * per, name=f"buf_did_{i}", reset_less=True) for i in range(depth))
         wp = Signal(range(max(depth, 2)))           # (1 bit at least: no zero-width signals
