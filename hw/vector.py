@@ -515,10 +515,14 @@ class VectorEngine(wiring.Component):
         # The row's high nibbles are registered in every TAIL_RSP cycle (the last one holds the
         # response) and the tail's nibble is selected from those registers, valid in the cycle
         # after the response as before: selected at the response, the block RAM -> the byte
-        # select -> tail_nib took 18.2 ns in the placed `base` (session 34).
+        # select -> tail_nib took 18.2 ns in the placed `base` (session 34). The nibble is a
+        # register too (loaded in every cycle: valid from the second RUN / RED cycle, and the
+        # writer reads it with the last row, cycles after the first beat has passed the
+        # pipeline): tail_off -> the select -> the writer's queue was 16.0-16.6 ns placed,
+        # 91 tiles between the select and the writer (session 42).
         tail_hi = Signal(4 * R, reset_less=True)
-        tail_nib = Signal(4)
-        m.d.comb += tail_nib.eq(tail_hi.word_select(tail_off, 4))
+        tail_nib = Signal(4, reset_less=True)
+        m.d.sync += tail_nib.eq(tail_hi.word_select(tail_off, 4))
         dst_nib = Signal(NB, reset_less=True)
         dst_len = Signal(NB, reset_less=True)
 
