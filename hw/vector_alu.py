@@ -128,10 +128,11 @@ class VectorAlu(wiring.Component):
     engine sets it in PREP, before the first read): the selects of the operands of
     A1, A2, the shifter and the multiplier array and of the front's and the tail's
     results (AND-ORs of the kinds' words), and the lane constants of the immediates,
-    are registered functions of it, and so are the lane-width constants and the
-    selects of the choices by lane width (`hw.vector_swar.Lanes`) if the ALU has
-    `cuts`: no decoding of the kind, and with `cuts` none of the lane width outside
-    the multiplier array, in the paths."""
+    are registered functions of it, and so are the lane-width constants
+    (`hw.vector_swar.Lanes`; kept per 64-bit slice if the ALU is `registered` without
+    `cuts`) and, if the ALU has `cuts`, the selects of the choices by lane width: no
+    decoding of the kind, and with `cuts` none of the lane width outside the
+    multiplier array, in the paths."""
 
     def __init__(self, n, kinds=ALL_KINDS, widths=LANE_BITS, registered=True, cuts=()):
         unknown = sorted(set(cuts) - set(ALU_CUTS))
@@ -158,9 +159,14 @@ class VectorAlu(wiring.Component):
         m.submodules.consts = cm
         n = self.n
         cfg = self.cfg
-        # with cuts the lane-width constants are registers as well (on the full-rate wide
-        # ALU they were measured slower: the registers' fan-out, docs/boards.md)
-        ln = Lanes(m, n, cfg.lsel, "alu", cm=cm, widths=self.widths, registered=bool(self.cuts))
+        # with cuts the lane-width constants are registers as well; without (the full-rate
+        # ALU, `registered`), kept registers per 64-bit slice: the lane width's decoding,
+        # shared by yosys with the unpacker's and the narrow ALU's (fan-out 300-800), led
+        # the paths into adder A1's carry chains (16.65-17.3 ns in the placed `base`,
+        # session 42); plain registers were merged to one per distinct bit, driving
+        # thousands of loads (37.8-38.7 MHz, session 38, docs/boards.md)
+        ln = Lanes(m, n, cfg.lsel, "alu", cm=cm, widths=self.widths, registered=bool(self.cuts),
+                   kept_consts=self.registered and not self.cuts, platform=platform)
         H, LO, NH, ALL = ln.H, ln.LO, ln.NH, ln.ALL
         a, as_, b, bs, c, cs = self.a, self.as_, self.b, self.bs, self.c, self.cs
         # the front's result words (see `registered`)

@@ -28,6 +28,8 @@ from operator import or_
 
 from amaranth.hdl import Cat, Const, Signal, Value
 
+from .replicate import SLICE_BITS, replicas
+
 __all__ = ["LANE_BITS", "Lanes", "lane_const", "cut_registers"]
 
 LANE_BITS = (4, 8, 16, 32, 64)
@@ -60,13 +62,19 @@ class Lanes:
     from ``lsel`` and the keys, which must then hold their values from the cycle
     before the constants are used, and so are the selects of the choices by lane width
     (`per_lane`, `broadcast`: an AND-OR under registered one-hot selects): no decoding
-    of the lane width in the paths."""
+    of the lane width in the paths.
+    `kept_consts`: the run-time constants alone are registers, under the same condition,
+    and on `platform` kept flip-flops (`hw.replicate`) that yosys does not merge: one per
+    distinct bit function in each 64-bit slice (a bit that is the same for every lane
+    width is a constant), each next to the slice it drives."""
 
-    def __init__(self, m, n, lsel, prefix="ln", cm=None, widths=LANE_BITS, registered=False):
+    def __init__(self, m, n, lsel, prefix="ln", cm=None, widths=LANE_BITS, registered=False, kept_consts=False,
+                 platform=None):
         self.m, self.n, self.lsel, self.prefix = m, n, lsel, prefix
         self.widths = tuple((i, L) for i, L in enumerate(LANE_BITS) if L in widths)   # (lsel, L)
         self.cm = cm if cm is not None else m     # where run-time constants are built
         self.registered = registered
+        self.kept_consts, self.platform = kept_consts, platform
         self._k = 0
         self._selects = {}
         self.ALL = Const((1 << n) - 1, n)
@@ -114,12 +122,9 @@ class Lanes:
                     with mod.Case(code):
                         mod.d.comb += out.eq(v)
 
-    def per_lane(self, name, fn, *, keys=None, width=None, module=None):
-        """A signal chosen by the lane width (and, with `keys` = [(selector, values)],
-        by further selectors): ``fn(L, *key_values)`` gives an int constant or a Value,
-        or None for combinations that never occur (left 0). `module`: where a constant
-        is built (a `Switch` there)."""
-        s = self.sig(name, width)
+    def _cases(self, fn, keys):
+        """[(code, fn's value)] for every combination of the lane width and the keys
+        (see `per_lane`) whose value is not None, and the selectors."""
         sels = [self.lsel] + [k for k, _ in (keys or [])]
         choices = [list(self.widths)] + [[c if isinstance(c, tuple) else (c, c) for c in v]
                                                   for _, v in (keys or [])]
@@ -138,6 +143,15 @@ class Lanes:
                 rec(level + 1, acc_code | (code << shift), acc_vals + [val])
 
         rec(0, 0, [])
+        return cases, sels
+
+    def per_lane(self, name, fn, *, keys=None, width=None, module=None):
+        """A signal chosen by the lane width (and, with `keys` = [(selector, values)],
+        by further selectors): ``fn(L, *key_values)`` gives an int constant or a Value,
+        or None for combinations that never occur (left 0). `module`: where a constant
+        is built (a `Switch` there)."""
+        s = self.sig(name, width)
+        cases, sels = self._cases(fn, keys)
         self._choice(s, cases, sels, module)
         return s
 
@@ -148,7 +162,26 @@ class Lanes:
         def f(L, *rest):
             v = fn(L, *rest)
             return None if v is None else Const(lane_const(n, L, v), n)
-        return cut_registers(self.cm, self.registered, self.per_lane(name, f, keys=keys, module=self.cm))[0]
+        word = self.per_lane(name, f, keys=keys, module=self.cm)
+        if self.kept_consts:
+            return self._kept(word, [v.value for _, v in self._cases(f, keys)[0]], name)
+        return cut_registers(self.cm, self.registered, word)[0]
+
+    def _kept(self, word, values, name):
+        """`word` (whose value is one of `values`) through kept registers: one flip-flop
+        per 64-bit slice and distinct column of `values` (bit i of every value)."""
+        bits, regs = [], {}
+        for i in range(self.n):
+            column = tuple((v >> i) & 1 for v in values)
+            if len(set(column)) == 1:
+                bits.append(Const(column[0], 1))
+                continue
+            key = (i // SLICE_BITS, column)
+            if key not in regs:
+                regs[key], = replicas(self.cm, self.platform, word[i], 1,
+                                      f"{self.prefix}_{name}_{self._k}_s{key[0]}_{len(regs)}", reset_less=True)
+            bits.append(regs[key])
+        return self.comb(Cat(bits), name + "_k")
 
     # --- lane-wide masks ---------------------------------------------------------------------
 
