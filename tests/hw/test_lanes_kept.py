@@ -1,0 +1,70 @@
+# amaranth: UnusedElaboratable=no
+"""`hw.vector_swar.Lanes` with `kept_consts` (the full-rate vector ALU's lane-width
+constants): every constant is a register of the lane width's constant (it follows
+``lsel`` one cycle later), and on the ECP5 yosys keeps one flip-flop per 64-bit slice
+and distinct bit function, where ordinary registers of the constants are merged
+across slices (session 38: one flip-flop per distinct bit for the whole word)."""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
+
+from xdsa.hw.vector_swar import LANE_BITS, Lanes, lane_const
+
+from yosys_netlist import yosys_cells
+
+N = 128
+
+
+class _Consts(wiring.Component):
+    """H, LO and NH of `Lanes` (N bits) for the lane width ``lsel``."""
+    lsel: In(3)
+    h: Out(N)
+    lo: Out(N)
+    nh: Out(N)
+
+    def __init__(self, kept):
+        self.kept = kept
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        ln = Lanes(m, N, self.lsel, "t", kept_consts=self.kept, platform=platform)
+        m.d.comb += [self.h.eq(ln.H), self.lo.eq(ln.LO), self.nh.eq(ln.NH)]
+        return m
+
+
+def _expected(L):
+    return (lane_const(N, L, 1 << (L - 1)), lane_const(N, L, 1), lane_const(N, L, (1 << (L - 1)) - 1))
+
+
+def test_kept_constants_follow_the_lane_width_a_cycle_later():
+    top = _Consts(kept=True)
+    order = [4, 64, 8, 32, 16, 16, 4, 32]
+
+    async def bench(ctx):
+        prev = None
+        for L in order:
+            ctx.set(top.lsel, LANE_BITS.index(L))
+            if prev is not None:                        # still the last width's constants
+                assert (ctx.get(top.h), ctx.get(top.lo), ctx.get(top.nh)) == _expected(prev), L
+            await ctx.tick()
+            assert (ctx.get(top.h), ctx.get(top.lo), ctx.get(top.nh)) == _expected(L), L
+            prev = L
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_ecp5_keeps_one_flip_flop_per_slice_and_bit_function(tmp_path):
+    """A bit of H, LO or NH is set for the lane widths up to some width (or from some
+    width up): for a slice of 64 bits there are four such functions of the five widths
+    per constant (one bit of each is the same for every width: a constant), so 3 x 4
+    per slice, 24 for the two slices."""
+    cells = yosys_cells(tmp_path, _Consts(kept=True), family="ecp5").values()
+    assert sum(c["type"] == "TRELLIS_FF" for c in cells) == 24
+    plain = yosys_cells(tmp_path, _Consts(kept=False), family="ecp5").values()
+    assert sum(c["type"] == "TRELLIS_FF" for c in plain) == 0     # without: the decoding alone
