@@ -14,7 +14,7 @@ instruction) and a write monitor (the row and byte enables of every data-memory
 write), from which simulation harnesses rebuild the golden model's retire trace.
 """
 
-from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -32,6 +32,7 @@ from .matrix import MatrixEngine
 from .hostport import HostPort, WishboneSignature
 from .memory import MemorySystem
 from .oploader import OperandLoader
+from .replicate import own_replicas
 from .sync import SyncUnit
 from .vector import VectorEngine
 
@@ -188,9 +189,17 @@ class Core(wiring.Component):
                      sync.fetch.payload.n.eq(sync_field("num_key") + 1),
                      sync.deposit.payload.table.eq(sync_field("keyw_bar")),
                      sync.deposit.payload.index.eq(sync_field("deposit_key_addr"))]
-        for eng in engines.values():
+        # a copy of as_code for each engine (the registers of DECODE): one register of
+        # fan-out 284 selected the fields of every engine, and yosys merged the engines'
+        # equal field multiplexers, so the data-move engine's base difference was computed
+        # beside the matrix engine (as_code -> the merged `src` field -> src - dst ->
+        # `near_d`, 16.6 ns in the placed `base`, session 42)
+        decoding = Signal()
+        as_copies = own_replicas(m, platform, lambda q: Mux(decoding, dec.as_code, q), len(as_code), len(engines),
+                                 "as_code")
+        for eng, eng_as in zip(engines.values(), as_copies):
             m.d.comb += [eng.cmd.payload.section_ai.eq(op_ai), eng.cmd.payload.op_code.eq(op_code),
-                         eng.cmd.payload.as_code.eq(as_code), eng.cmd.payload.table.eq(table),
+                         eng.cmd.payload.as_code.eq(eng_as), eng.cmd.payload.table.eq(table),
                          eng.cmd.payload.table_addr.eq(descriptor)]
         # The loader's response is released the cycle after the instruction retires (the
         # next table is asked for three cycles later at the earliest), so the retire
@@ -310,6 +319,7 @@ class Core(wiring.Component):
                     raise_fault(m, Fault.RESERVED_DID)
 
             with m.State("DECODE"):
+                m.d.comb += decoding.eq(1)
                 m.d.sync += [op_ai.eq(dec.section == Section.AI), op_code.eq(dec.op_code),
                              as_code.eq(dec.as_code), is_exit.eq(dec.is_exit),
                              has_table.eq(dec.has_table), descriptor.eq(dec.descriptor),
