@@ -134,8 +134,12 @@ class StreamReader(wiring.Component):
         # row is on its way) and those left in the run, registers kept with the position, so
         # `has` compares the amount with registers instead of adding it to the position
         # first (the adder and two compares were the head of the placed core's worst path
-        # into every reader's `take_en`, session 25)
-        avail = Signal(signed(nb + 2))
+        # into every reader's `take_en`, session 25). `avail` stays within -(RN - 1) ..
+        # (S + 1) RN (the slots hold at most S rows from the position's row), so it is a few
+        # bits wide, not an address: short carry chains (in `base`, 10 bits for 21; 55 LUT4s
+        # fewer per reader in yosys alone)
+        AV = (self.slots + 1) * RN
+        avail = Signal(signed((AV + RN).bit_length() + 1))
         left = Signal(nb + 1)
         on = Signal()
         # the buffer: a ring of S slots, written in row order from slot 0 at the start of a
@@ -318,6 +322,7 @@ class StreamReader(wiring.Component):
 
         if self.checks:
             m.d.sync += Assert((ahead >= 0) & (ahead <= S), "StreamReader: requests ahead out of 0 .. slots")
+            m.d.sync += Assert((avail > -RN) & (avail <= AV), "StreamReader: avail out of -(RN - 1) .. (slots + 1) RN")
         # (the run's first and last rows from the start fields alone, outside the If: inside
         # it, `start` gated their adder and compare)
         first, last = Signal.like(irow, name="first"), Signal.like(lrow, name="last")
