@@ -36,9 +36,11 @@ def name(base):
     return base + SUFFIX
 
 
-def check(m, write_port, read_port, what):
+def check(m, write_port, read_port, what, used=None):
     """Assert (in simulation) that `read_port` never reads the address `write_port`
-    writes in the same cycle."""
+    writes in the same cycle (only reads whose data is `used`, if given: a caller may
+    enable reads it discards)."""
+    used = read_port.en if used is None else used
     # checked at the clock edge (a combinational check would see the settling values)
-    m.d.sync += Assert(~(read_port.en & write_port.en.any() & (read_port.addr == write_port.addr)),
+    m.d.sync += Assert(~(used & write_port.en.any() & (read_port.addr == write_port.addr)),
                        f"{what}: a read of the address being written (collision-free by design)")

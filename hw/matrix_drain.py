@@ -35,6 +35,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
+from .matrix_acc import memories
 from .matrix_agu import BlockDesc, KIND_PARAM, WSide
 from .matrix_gather import gather_request
 from .matrix_writer import WriteVector
@@ -67,8 +68,11 @@ def DrainParams(addr_bits):
 
 class MatrixDrain(wiring.Component):
     """See the module docstring. ``acc_addr``/``acc_en`` drive a synchronous read port
-    of the accumulator memory (``acc_data`` holds while ``acc_en`` is low). With
-    `checks`, `Assert`s compare the lane registers with what they stand for."""
+    of the accumulator memory (``acc_data`` holds while ``acc_en`` is low). ``acc_en``
+    is equal register copies, one per memory of the accumulators
+    (`hw.matrix_acc.memories`), high whenever the held word is not needed, not only
+    when a position is read; ``acc_use`` says the read is a position's. With `checks`,
+    `Assert`s compare the lane registers and the enable with what they stand for."""
 
     def __init__(self, *, n, pb, addr_bits, rq_lanes=2, checks=False):
         self.n, self.pb, self.addr_bits, self.rq_lanes, self.checks = n, pb, addr_bits, rq_lanes, checks
@@ -80,7 +84,8 @@ class MatrixDrain(wiring.Component):
             "desc": In(data.ArrayLayout(BlockDesc(n, pb, addr_bits), 2)),
             "free": Out(2),
             "acc_addr": Out(exact_log2(pb) + 1),
-            "acc_en": Out(1),
+            "acc_en": Out(memories(n)),
+            "acc_use": Out(1),
             "acc_data": In(data.ArrayLayout(signed(ACC_BITS), n)),
             "preq": Out(stream.Signature(gather_request(n, addr_bits, WSide(n)))),
             "pdel_valid": In(1),
@@ -259,11 +264,12 @@ class MatrixDrain(wiring.Component):
         with m.If(self.start):
             m.d.sync += [ad.eq(0), drained.eq(0)]
 
-        m.d.comb += [self.acc_en.eq(issue), self.acc_addr.eq(Cat(i[:lpb], ad))]
+        m.d.comb += [self.acc_use.eq(issue), self.acc_addr.eq(Cat(i[:lpb], ad))]
+        d1_valid_next = Signal()
+        m.d.comb += d1_valid_next.eq(issue | (d1_valid & ~d1_take))
+        m.d.sync += d1_valid.eq(d1_valid_next)
         with m.If(issue):
-            m.d.sync += [d1_valid.eq(1), d1_idx.eq(idx), d1_base.eq(P.dst + (idx << P.res_lsz))]
-        with m.Elif(d1_take):
-            m.d.sync += d1_valid.eq(0)
+            m.d.sync += [d1_idx.eq(idx), d1_base.eq(P.dst + (idx << P.res_lsz))]
 
         # --- Matrix_Mul: the accumulators' low 32 bits, one vector per position -------------
         # --- CONV2D: requantise RQ lanes per cycle, collect, write ------------------------------
@@ -351,6 +357,21 @@ class MatrixDrain(wiring.Component):
                 m.d.comb += [d1_take.eq(1), jg_next.eq(0)]
             with m.Else():
                 m.d.comb += jg_next.eq(jg + 1)
+        # The read enable: the word in D1 must hold while it is not taken, and a position is
+        # read only when D1 is empty or taken (`issue`), so the enable is ~d1_valid | d1_take,
+        # a read whose data nobody uses otherwise. As registers loaded with the next cycle's
+        # value (D1's next valid bit and its take's inputs: the queue's ready, the pipelines'
+        # enable and the last lane group, each a register loaded from this cycle), one copy
+        # per memory: the drain's index -> `issue` -> 24 block RAMs' enables over 79
+        # tiles was the placed `base`'s worst path (16.1 ns, session 43). The fields (`conv`)
+        # hold still while D1 is valid.
+        take_next = Mux(P.conv, (~col_full_next | wq.w_ready_next) & ((jg_next + 1) << lrq >= nk_next),
+                        wq.w_ready_next)
+        acc_en = replicas(m, platform, ~d1_valid_next | take_next, memories(n), "drain_acc_en", init=1)
+        m.d.comb += self.acc_en.eq(Cat(acc_en))
+        if self.checks:
+            m.d.sync += Assert(self.acc_en == Mux(~d1_valid | d1_take, (1 << memories(n)) - 1, 0),
+                               "MatrixDrain: the read enable copies differ from ~d1_valid | d1_take")
         m.d.comb += [self.wvec.valid.eq(wq.r_valid), self.wvec.payload.eq(wq.r_data),
                      wq.r_ready.eq(self.wvec.ready)]
         # the output addresses are registers, computed with the index: the command fields ->
