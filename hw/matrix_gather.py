@@ -399,18 +399,43 @@ class VectorGather(wiring.Component):
 
 
 def _lane_offsets(m, stride, n, width):
-    """[i * stride mod 2**width for i in range(n)] from shifts and adds."""
-    pw = [(stride << k)[:width] for k in range(max(1, ceil_log2(n)))]
+    """[i * stride mod 2**width for i in range(n)]: each a sum of shifted strides with
+    signs, the fewest terms (the non-adjacent form of i: 7 = 8 - 1, so every lane of 8
+    is one adder from the stride, not two), added in a balanced tree."""
     offs = []
     for i in range(n):
-        terms = [pw[k] for k in range(len(pw)) if i >> k & 1]
+        terms = [((stride << k)[:width], neg) for k, neg in _naf(i)]
         if not terms:
             offs.append(Const(0, width))
             continue
-        v = terms[0]
-        for t in terms[1:]:
-            v = (v + t)[:width]
+        while len(terms) > 1:
+            pairs = [terms[j:j + 2] for j in range(0, len(terms), 2)]
+            terms = [_combine(p, width) for p in pairs]
+        v, neg = terms[0]
         s = Signal(width, name=f"lane_off_{i}")
-        m.d.comb += s.eq(v)
+        m.d.comb += s.eq((-v)[:width] if neg else v)
         offs.append(s)
     return offs
+
+
+def _naf(i):
+    """The non-zero digits of `i`'s non-adjacent form, as (position, negative), lowest first."""
+    out, k = [], 0
+    while i:
+        if i & 1:
+            d = 2 - (i & 3)                          # 1 or -1
+            out.append((k, d < 0))
+            i -= d
+        i >>= 1
+        k += 1
+    return out
+
+
+def _combine(pair, width):
+    """One term from one or two signed terms (value, negative)."""
+    if len(pair) == 1:
+        return pair[0]
+    (a, na), (b, nb) = pair
+    if na == nb:
+        return (a + b)[:width], na
+    return ((b - a)[:width], False) if na else ((a - b)[:width], False)
