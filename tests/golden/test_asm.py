@@ -11,7 +11,7 @@ from xdsa.golden import isa
 from xdsa.golden.asm import assemble, AsmErrors
 from xdsa.golden.builder import ProgramBuilder, AsmError
 from xdsa.golden.disasm import disassemble
-from xdsa.golden.encoding import Instruction, UnityInstruction, decode_table
+from xdsa.golden.encoding import UnityInstruction, decode_table
 from xdsa.golden.image import Image, SegmentKind
 from xdsa.golden.isa import Kind
 from xdsa.golden.storage import unpack_program

@@ -5,7 +5,7 @@ constants): every constant is a register of the lane width's constant (it follow
 and distinct bit function, where ordinary registers of the constants are merged
 across slices (session 38: one flip-flop per distinct bit for the whole word)."""
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
