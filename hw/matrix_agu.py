@@ -50,7 +50,7 @@ i) and, with per-channel padding, one for the tile's padding values. One request
 per cycle.
 """
 
-from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Assert, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -211,10 +211,11 @@ class _Packed:
 
 
 class ActivationAGU(wiring.Component):
-    """The activation walk (module docstring)."""
+    """The activation walk (module docstring). With `checks`, an `Assert` compares the
+    tap-packed rows' bounds on y with y + ky - T."""
 
-    def __init__(self, *, n, pb, addr_bits):
-        self.n, self.pb, self.addr_bits = n, pb, addr_bits
+    def __init__(self, *, n, pb, addr_bits, checks=False):
+        self.n, self.pb, self.addr_bits, self.checks = n, pb, addr_bits, checks
         self.side_layout = ActSide(n, pb)
         super().__init__({
             "start": In(1),
@@ -289,18 +290,28 @@ class ActivationAGU(wiring.Component):
         SW = AW + 4
         # (data: loaded with the tile, `pk.upd`, which the start asserts)
         pky_t = Signal(signed(7), name="act_pky_t", reset_less=True)
+        # the rows' bounds for segment A (row y + ky - T) and B (the row after) as bounds on
+        # y: y + pky_t in 0 .. H - 1 is y in -pky_t .. H - 1 - pky_t, so a request compares
+        # y with registers (y -> the add -> the compares -> the lanes' checks -> the A queue
+        # was 6.0 ns of cells, 15.0-16.0 ns placed, session 43)
+        y_lo = [Signal(signed(9), name=f"act_y_lo_{k}", reset_less=True) for k in "ab"]
+        y_hi = [Signal(signed(16), name=f"act_y_hi_{k}", reset_less=True) for k in "ab"]
         poff_b = Signal(AW, name="act_poff_b", reset_less=True)
         pwin = [Signal(signed(SW), name=f"act_pwin_{k}", reset_less=True) for k in ("lo_a", "hi_a", "lo_b", "hi_b")]
         prow_b = g.prow << g.fm_lsz
         r_b = pk.nxt["r"] << g.fm_lsz
         with m.If(pk.upd):
-            m.d.sync += [pky_t.eq(pk.nxt["ky"] - g.T), poff_b.eq(pk.nxt["off"] + g.act_ls - prow_b),
+            ky_t = pk.nxt["ky"] - g.T
+            m.d.sync += [y_lo[0].eq(-ky_t), y_hi[0].eq(g.H - ky_t), y_lo[1].eq(-ky_t - 1), y_hi[1].eq(g.H - ky_t - 1)]
+            m.d.sync += [pky_t.eq(ky_t), poff_b.eq(pk.nxt["off"] + g.act_ls - prow_b),
                          pwin[0].eq(g.p_lo - r_b), pwin[1].eq(g.p_hi - r_b),
                          pwin[2].eq(g.p_lo + prow_b - r_b), pwin[3].eq(g.p_hi + prow_b - r_b)]
-        ya = Signal(signed(16))
-        m.d.comb += ya.eq(cur["y"] + pky_t)
-        ok_a = (ya >= 0) & (ya < g.H)
-        ok_b = (ya + 1 >= 0) & (ya + 1 < g.H)
+        ok_a, ok_b = ((cur["y"] >= y_lo[k]) & (cur["y"] < y_hi[k]) for k in range(2))
+        if self.checks:
+            ya = cur["y"] + pky_t
+            with m.If(self.req.valid & g.packed):
+                m.d.sync += Assert((ok_a == ((ya >= 0) & (ya < g.H))) & (ok_b == ((ya + 1 >= 0) & (ya + 1 < g.H))),
+                                   "ActivationAGU: the row bounds differ from y + ky - T in 0 .. H - 1")
         p_lanes = Signal(n)
         p_in = Signal(n)
         m.d.comb += p_lanes.eq(pk.maskA | pk.maskB)
