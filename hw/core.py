@@ -267,13 +267,18 @@ class Core(wiring.Component):
         route_end, route_unity, route_absent = (Signal(name=nm) for nm in ("route_end", "route_unity", "route_absent"))
         domain_ports = {did: getattr(self, f"domain_{did:02x}") for did in cfg.domains}
 
+        # the start address is the host's register in every cycle (the fetcher reads it only
+        # at `start`): given only in IDLE, the state's decoding -> the address -> the
+        # fetcher's range check (a 64-bit compare) -> its fault was 7.0 ns of cells, 15.9 ns
+        # placed (session 43)
+        m.d.comb += fetch.start_addr.eq(host.start_addr)
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(host.clear):
                     m.d.sync += [stopped.eq(0), reason.eq(0), fault.eq(0), fault_pc.eq(0),
                                  cycles.eq(0), retired.eq(0)]
                 with m.If(host.start):
-                    m.d.comb += [fetch.start.eq(1), fetch.start_addr.eq(host.start_addr)]
+                    m.d.comb += fetch.start.eq(1)
                     m.d.sync += [busy.eq(1), stopped.eq(0), reason.eq(0), fault.eq(0), fault_pc.eq(0),
                                  cycles.eq(0), retired.eq(0), index.eq(0)]
                     m.next = "NEXT"
