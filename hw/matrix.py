@@ -141,7 +141,7 @@ class MatrixEngine(wiring.Component):
                                                   side=wl.side_layout, checks=self.checks)
         m.submodules.array = arr = SystolicArray(n)
         m.submodules.drain = dr = MatrixDrain(n=n, pb=pb, addr_bits=AW, rq_lanes=self.rq_lanes, checks=self.checks)
-        m.submodules.writer = wrt = VectorWriter(cfg, lanes=n, addr_bits=AW)
+        m.submodules.writer = wrt = VectorWriter(cfg, lanes=n, addr_bits=AW, checks=self.checks)
         m.submodules.acc = accs = Accumulators(n=n, pb=pb, psum_width=arr.psum_width, tag_bits=2,
                                                checks=self.checks)
 

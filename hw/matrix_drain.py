@@ -379,7 +379,7 @@ class MatrixDrain(wiring.Component):
         # (19.4 ns in `base`, session 30)
         w = wq.w_data
         m.d.comb += [w.lsz.eq(P.res_lsz), w.count.eq(Mux(P.conv, col_nk, desc.nk)),
-                     w.stride.eq(P.out_ik << P.res_lsz)]
+                     w.stride.eq(P.out_ik << P.res_lsz), w.contig.eq(w.stride == (Const(1, 4) << w.lsz))]
         with m.If(P.conv):
             m.d.comb += [wq.w_valid.eq(col_full), w.base.eq(col_base),
                          col_take.eq(col_full & wq.w_ready)]

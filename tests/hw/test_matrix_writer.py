@@ -55,7 +55,7 @@ def _reference(vectors):
 
 
 def _run(vectors, *, stall, seed):
-    dut = VectorWriter(CFG, lanes=LANES, addr_bits=AW)
+    dut = VectorWriter(CFG, lanes=LANES, addr_bits=AW, checks=True)
     rng = random.Random(seed)
     mem = bytearray(CFG.mem_bytes)
     result = {}
@@ -64,6 +64,7 @@ def _run(vectors, *, stall, seed):
         for v in vectors:
             for name in ("base", "stride", "lsz", "count"):
                 ctx.set(getattr(dut.vec.payload, name), v[name])
+            ctx.set(dut.vec.payload.contig, v["stride"] == 1 << v["lsz"])
             for i, d in enumerate(v["data"]):
                 ctx.set(dut.vec.payload.data[i], d)
             ctx.set(dut.vec.valid, 1)
