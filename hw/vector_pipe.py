@@ -206,10 +206,21 @@ class BeatPipe(wiring.Component):
         o_mask = Signal(n // 4, name="nibs_p")
 
         # --- control -------------------------------------------------------------------------------
+        # Whether each stage's register may load (`free_*`: empty, or its beat moves on), each
+        # from the valid bits and the output's ready: no stage's advance (an enable of
+        # hundreds of registers, placed beside them) is an input of the next stage's, so
+        # the writer's ready reaches every enable in one hop; as a chain (adv1 from adv2,
+        # advt from adv1, S0's `fin` from advt) it crossed the pipeline four times, 53-66
+        # tiles each (the writer's `at_end` -> the ALU's group counter, 19.0 ns in the
+        # placed `base`, session 44)
         takep = vp & self.out_ready
-        adv2 = v2 & (~vp | takep)
-        adv1 = v1 & (~v2 | adv2)
-        advt = vt & (~v1 | adv1)
+        free_p = ~vp | self.out_ready
+        free_2 = ~v2 | free_p
+        free_1 = ~v1 | free_2
+        free_t = ~vt | free_1
+        adv2 = v2 & free_p
+        adv1 = v1 & free_2
+        advt = vt & free_1
         # occ - 1 as a register: `cfg` holds still from before the first beat reaches S0
         occ_m1 = Signal.like(cfg.occ, name="occ_m1", reset_less=True)     # (loaded in every cycle)
         m.d.sync += occ_m1.eq(cfg.occ - 1)
@@ -217,9 +228,9 @@ class BeatPipe(wiring.Component):
         # series with the stall chain (fin -> load0 -> in_free fans out to ~2,000 enables).
         # It lags occ_m1 by a cycle, which changes only in PREP, cycles before a beat is in S0.
         last_it = Signal(name="last_it")
-        fin = v0 & last_it & (~vt | advt)
+        fin = v0 & last_it & free_t
         step = v0 & ~last_it
-        s0_free = ~v0 | fin
+        s0_free = ~v0 | (last_it & free_t)         # (~v0 | fin, not from fin: fan-out 1,289)
         load0 = va & s0_free                    # A -> S0
         m.d.comb += s0_c_due_n.eq(load0 & is_med)
         m.d.sync += s0_c_due.eq(s0_c_due_n)
