@@ -134,7 +134,7 @@ class MatrixEngine(wiring.Component):
         m.submodules.setup = setup = MatrixSetup(cfg)
         AW = setup.addr_bits
         m.submodules.agu = agu = ActivationAGU(n=n, pb=pb, addr_bits=AW, checks=self.checks)
-        m.submodules.wload = wl = WeightLoader(n=n, pb=pb, addr_bits=AW)
+        m.submodules.wload = wl = WeightLoader(n=n, pb=pb, addr_bits=AW, checks=self.checks)
         m.submodules.gather_a = ga = VectorGather(cfg, lanes=n, max_bytes=2, value_bits=OP_BITS,
                                                   side=agu.side_layout, checks=self.checks)
         m.submodules.gather_b = gb = VectorGather(cfg, lanes=n, max_bytes=4, value_bits=PARAM_BITS,
