@@ -294,7 +294,8 @@ class MatrixEngine(wiring.Component):
                 m.d.sync += [astate[b].eq(FULL), final[b].eq(final[b] + 1)]
             with m.If(dr.free[b]):
                 m.d.sync += astate[b].eq(AFREE)
-        m.d.comb += [accs.rd_addr.eq(dr.acc_addr), accs.rd_en.eq(dr.acc_en), accs.rd_use.eq(dr.acc_use), dr.acc_data.eq(accs.rd_data)]
+        m.d.comb += [accs.rd_addr.eq(dr.acc_addr), accs.rd_en.eq(dr.acc_en), accs.rd_use.eq(dr.acc_use),
+                     dr.acc_data.eq(accs.rd_data)]
 
         # --- drain parameters --------------------------------------------------------------------
         P = dr.p
