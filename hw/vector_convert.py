@@ -60,7 +60,7 @@ class Converter(wiring.Component):
         cm = Module()
         m.submodules.consts = cm
         n, cfg = self.n, self.cfg
-        ln = Lanes(m, n, cfg.lsel, "cv", cm=cm, widths=self.widths, kept_consts=True, platform=platform)
+        ln = Lanes(m, n, cfg.lsel, "cv", cm=cm, widths=self.widths)
         H = ln.H
 
         v = Signal(n, name="value")

@@ -90,11 +90,7 @@ class BeatPipe(wiring.Component):
         cm = Module()
         m.submodules.consts = cm
         n, cfg = self.n, self.cfg
-        # (the lane-width constants as kept registers, `cfg` holding still from PREP, a cycle
-        # or more before a beat reaches S0: decoded, yosys merged them with the narrow
-        # ALU's, and `bcfg` -> one net of fan-out 369, then 75 -> the ALU's result was
-        # 16.0 ns in the placed `base`, session 44; the converter's likewise)
-        ln = Lanes(m, n, cfg.lsel, "unp", cm=cm, widths=self.widths, kept_consts=True, platform=platform)
+        ln = Lanes(m, n, cfg.lsel, "unp", cm=cm, widths=self.widths)
 
         # --- S0: unpack ----------------------------------------------------------------------------
         def unpack(win, bsel, sg, tag):
