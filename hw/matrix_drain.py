@@ -38,7 +38,7 @@ from amaranth.utils import ceil_log2, exact_log2
 from .matrix_acc import memories
 from .matrix_agu import BlockDesc, KIND_PARAM, WSide
 from .matrix_gather import gather_request
-from .matrix_writer import WriteVector
+from .matrix_writer import WriteVector, contiguous
 from .reg_queue import RegQueue
 from .replicate import replicas
 from .requant import ACC_BITS, PARAM_BITS, OUT_BITS, Requantiser
@@ -379,7 +379,7 @@ class MatrixDrain(wiring.Component):
         # (19.4 ns in `base`, session 30)
         w = wq.w_data
         m.d.comb += [w.lsz.eq(P.res_lsz), w.count.eq(Mux(P.conv, col_nk, desc.nk)),
-                     w.stride.eq(P.out_ik << P.res_lsz), w.contig.eq(w.stride == (Const(1, 4) << w.lsz))]
+                     w.stride.eq(P.out_ik << P.res_lsz), w.contig.eq(contiguous(w.stride, w.lsz))]
         with m.If(P.conv):
             m.d.comb += [wq.w_valid.eq(col_full), w.base.eq(col_base),
                          col_take.eq(col_full & wq.w_ready)]

@@ -32,7 +32,12 @@ from amaranth.utils import ceil_log2, exact_log2
 from .bus import WritePort, row_addr_bits
 from .thermometer import thermometer
 
-__all__ = ["WriteVector", "VectorWriter"]
+__all__ = ["WriteVector", "VectorWriter", "contiguous"]
+
+
+def contiguous(stride, lsz):
+    """A `WriteVector`'s ``contig``: its stride is the element size (``1 << lsz``)."""
+    return stride == (Const(1, 4) << lsz)
 
 
 def WriteVector(lanes, addr_bits):
@@ -92,7 +97,7 @@ class VectorWriter(wiring.Component):
         nv = self.vec.payload
         nv_contig = nv.contig
         if self.checks:
-            m.d.sync += Assert(~self.vec.valid | (nv_contig == (nv.stride == (Const(1, 4) << nv.lsz))),
+            m.d.sync += Assert(~self.vec.valid | (nv_contig == contiguous(nv.stride, nv.lsz)),
                                "VectorWriter: contig differs from stride == element size")
         # The piece after the current one starts at element j + k (j: the current piece's
         # first element) and byte address addr + (length or stride): registers, loaded with
