@@ -27,12 +27,12 @@ CFG_16 = CoreConfig("h16", mem_bytes=16 * 16, row_bytes=16)
 
 REG_LATENCY = 2         # cycles per register access, stb to ack inclusive
 CFG_32_L2 = replace(CFG_32, name="h32_l2", mem_latency=2)        # requests registered in the memory
-MEM_WRITE_LATENCY = 2
+MEM_WRITE_LATENCY = 3
 
 
 def mem_read_latency(config):
-    """Cycles of a data memory read (hw/hostport.py): 3 plus the memory's read latency."""
-    return 3 + config.mem_latency
+    """Cycles of a data memory read (hw/hostport.py): 4 plus the memory's read latency."""
+    return 4 + config.mem_latency
 
 
 def lanes(sel):
