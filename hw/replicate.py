@@ -20,6 +20,10 @@ merge. Either way each copy holds the same value in every cycle (the register's)
 flip-flops, so the late enable reaches every copy in one hop, where a shared next
 value is one multiplexer (placed somewhere among the copies) and a second hop.
 
+`kept_and` is the AND of up to four bits as a LUT of its own (a kept ``LUT4`` on the
+ECP5): copies of one decision for loads far apart, each computed beside its loads
+from the decision's shared terms, which yosys would otherwise merge into one.
+
 `slices(bits)` is the number of copies the project uses for a select over ``bits``
 bits (one per 64-bit slice); `mux_sliced` is ``Mux(sel, a, b)`` with each slice
 selected by its own copy.
@@ -30,7 +34,7 @@ besides the flip-flops (`own_replicas`: each copy's next-value logic).
 
 from amaranth.hdl import Cat, ClockSignal, Const, Instance, Mux, ResetSignal, Signal, Value
 
-__all__ = ["replicas", "own_replicas", "slices", "mux_sliced"]
+__all__ = ["replicas", "own_replicas", "kept_and", "slices", "mux_sliced"]
 
 SLICE_BITS = 64
 
@@ -69,6 +73,26 @@ def own_replicas(m, platform, next_of, width, copies, name, init=0, reset_less=F
         else:
             m.d.sync += q.eq(nxt)
         out.append(q)
+    return out
+
+
+def kept_and(m, platform, terms, name):
+    """The AND of `terms` (one to four 1-bit values) as a signal named `name`; on the ECP5
+    one ``LUT4`` instance with the ``keep`` attribute (unused inputs tied high), which
+    yosys neither merges with an equal copy nor folds into the LUTs it feeds, so each
+    copy is a cell of its own that the placer can put beside its loads. Elsewhere plain
+    logic. Latency: combinational, one LUT."""
+    terms = [Value.cast(t) for t in terms]
+    if not 1 <= len(terms) <= 4 or any(len(t) != 1 for t in terms):
+        raise ValueError(f"kept_and takes one to four 1-bit terms, not {len(terms)} of widths "
+                         f"{[len(t) for t in terms]}")
+    out = Signal(name=name)
+    if _ecp5(platform):
+        ins = terms + [Const(1)] * (4 - len(terms))
+        m.submodules[f"{name}_lut"] = Instance("LUT4", a_keep=1, p_INIT=Const(0x8000, 16),
+                                               i_A=ins[0], i_B=ins[1], i_C=ins[2], i_D=ins[3], o_Z=out)
+    else:
+        m.d.comb += out.eq(Cat(terms).all())
     return out
 
 

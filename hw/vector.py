@@ -91,7 +91,7 @@ from xdsa.golden.isa import DataUnit, Fault, Section
 from . import fields as F
 from .bus import engine_members, row_addr_bits
 from .delay import delayed
-from .replicate import mux_sliced, own_replicas, replicas, slices
+from .replicate import kept_and, mux_sliced, own_replicas, replicas, slices
 from .vector_alu import OCC_BITS, beat_config_layout
 from .vector_ops import NARROW_KINDS, NARROW_SCALED_KINDS, OP_LIST, OPS, ROLE_FIELDS, Kind
 from .vector_pipe import BeatPipe
@@ -773,9 +773,23 @@ class VectorEngine(wiring.Component):
         # take_en led the placed `base`, 23.25 ns, session 32)
         has0 = Signal()
         m.d.comb += has0.eq(Mux(full01, readers[0].has_take, readers[0].has_rest))
-        have = Cat(~props.src_mask[0] | has0, ~props.src_mask[1] | readers[1].has,
-                   ~props.src_mask[2] | has2).all()
-        m.d.comb += load.eq(run & more & have & pipe.in_free)
+        # `load` and readers 0's and 1's take enables (`load & src_mask[s]`) as three kept
+        # LUTs of the same terms, each placed beside its loads: one `load` (fan-out 38) was
+        # a hop between reader 2's `has_take` and reader 1's pointer copies (the stall loop,
+        # 16.9-17.0 ns in the placed `base`, session 44). A term per source, `src_ok` (not
+        # a source, or it has its beat), and for a reader's own enable `src_go` (a source
+        # with its beat) in place of its `src_ok`.
+        src_mask = props.src_mask
+        src_has = (has0, readers[1].has, has2)
+        src_ok = [Signal(name=f"src_ok{s}") for s in range(3)]
+        src_go = [Signal(name=f"src_go{s}") for s in range(2)]
+        m.d.comb += [src_ok[s].eq(~src_mask[s] | src_has[s]) for s in range(3)]
+        m.d.comb += [src_go[s].eq(src_mask[s] & src_has[s]) for s in range(2)]
+        issue_ok = Signal()
+        m.d.comb += issue_ok.eq(run & more & pipe.in_free)
+        m.d.comb += load.eq(kept_and(m, platform, [issue_ok, *src_ok], "load_lut"))
+        take_en01 = [kept_and(m, platform, [issue_ok, src_go[s], *(src_ok[:s] + src_ok[s + 1:])], f"take_en{s}")
+                     for s in range(2)]
         dnib = Mux(full, beat_nib[D], dleft)
         c_due = pipe.c_due
         # the rows' select as one copy of c_due per 64-bit slice (`hw.replicate`): the
@@ -801,6 +815,8 @@ class VectorEngine(wiring.Component):
             m.d.sync += Assert(~red.out_valid | red_run, "VectorEngine: a reducer result outside red_run")
             m.d.sync += Assert(~run | (has0 == readers[0].has),
                                "VectorEngine: reader 0's `has` for the load differs from the reader's")
+            m.d.sync += [Assert(t == (load & src_mask[s]), f"VectorEngine: reader {s}'s take enable is not load & src_mask")
+                         for s, t in enumerate(take_en01)]
         rest_c = Signal(reset_less=True)            # source 2 takes its rest at c_due (loaded with it)
         m.d.comb += [pipe.load.eq(load), pipe.load_dnib.eq(dnib),
                      pipe.win0.eq(readers[0].window), pipe.win1.eq(win12)]
@@ -811,7 +827,7 @@ class VectorEngine(wiring.Component):
         # beat that is not full takes the rest of every source
         for s in range(2):
             m.d.comb += [readers[s].take.eq(beat_nib[s]), readers[s].take_rest.eq(~full01),
-                         readers[s].take_en.eq(load & props.src_mask[s])]
+                         readers[s].take_en.eq(take_en01[s])]
         m.d.comb += [readers[2].take.eq(beat_nib[S2]), readers[2].take_rest.eq(Mux(c_due, rest_c, ~full2)),
                      readers[2].take_en.eq(c_due)]
 

@@ -3,10 +3,14 @@
 values (simulation, random inputs, with the reset), and on the ECP5 yosys keeps every
 copy, mapped as it maps an ordinary register with the same reset value.
 `own_replicas`: copies that compute their next values from their own equal the
-register too, and on the ECP5 each copy's input is logic of its own."""
+register too, and on the ECP5 each copy's input is logic of its own. `kept_and`: the
+AND of its terms, and on the ECP5 each copy a LUT4 of its own."""
 
+import itertools
 import re
 import random
+
+import pytest
 
 from amaranth.back import rtlil
 from amaranth.hdl import ClockDomain, Module, Mux, Signal
@@ -14,7 +18,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from xdsa.hw.replicate import own_replicas, replicas
+from xdsa.hw.replicate import kept_and, own_replicas, replicas
 from xdsa.hw.synth import FlowPlatform
 
 from yosys_netlist import yosys_cells
@@ -187,3 +191,65 @@ def test_no_unread_copies_in_a_reader_without_funnel():
         assert len(set(re.findall(r"cell \\TRELLIS_FF \\offset_r(\d+)_ff", text))) == copies, realign
         # the read pointers: a copy per 32 bits of the 256-bit rows, with or without a funnel
         assert len(set(re.findall(r"cell \\TRELLIS_FF \\slots_r(\d+)_ff", text))) == 8
+
+
+class _AndTop(wiring.Component):
+    """Two copies of the AND of the registered inputs' first `n` bits (`kept_and`), each
+    registered after an XOR with a bit of its own (the loads of each copy)."""
+    d: In(4)
+    e: In(2)
+    x: Out(2)
+
+    def __init__(self, n):
+        self.n = n
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        r = Signal(4)
+        m.d.sync += r.eq(self.d)
+        for k in range(2):
+            a = kept_and(m, platform, [r[i] for i in range(self.n)], f"and{k}")
+            m.d.sync += self.x[k].eq(a ^ self.e[k])
+        return m
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_kept_and_is_the_and(n):
+    top = _AndTop(n)
+
+    async def bench(ctx):
+        for d, e in itertools.product(range(16), range(4)):
+            ctx.set(top.d, d)
+            ctx.set(top.e, e)
+            await ctx.tick()                            # d registered
+            await ctx.tick()                            # the ANDs' results registered
+            want = int(d & ((1 << n) - 1) == (1 << n) - 1)
+            assert ctx.get(top.x) == (want ^ (e & 1)) | ((want ^ (e >> 1)) << 1), (d, e)
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_ecp5_keeps_each_and_copy(tmp_path):
+    """Both copies stay LUT4s of their own, with the AND's truth table and the unused
+    inputs tied high; without the ECP5 yosys merges them into one."""
+    cells = _cells(tmp_path, "ecp5", _AndTop(3))
+    luts = [c for name, c in cells.items() if re.match(r"and\d_lut", name)]
+    assert len(luts) == 2
+    for c in luts:
+        assert int(c["parameters"]["INIT"], 2) == 0x8000
+        assert c["connections"]["D"] == ["1"]
+    assert len({c["connections"]["A"][0] for c in luts}) == 1       # the same terms
+    ice = _cells(tmp_path, "ice40", _AndTop(3))
+    assert sum(c["type"] == "SB_LUT4" for c in ice.values()) <= 2    # the XORs, the AND merged into them
+
+
+def test_kept_and_refuses_wide_terms():
+    m = Module()
+    with pytest.raises(ValueError, match="one to four 1-bit terms"):
+        kept_and(m, None, [Signal(2)], "x")
+    with pytest.raises(ValueError, match="one to four 1-bit terms"):
+        kept_and(m, None, [Signal()] * 5, "x")
