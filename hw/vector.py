@@ -364,6 +364,11 @@ class VectorEngine(wiring.Component):
             """Bytes spanned by `count` elements of width 4 << bs (nibbles rounded up)."""
             return ((count << bs) + 1) >> 1
 
+        def lim(count, bs):
+            """nbytes(count, bs) - (mem_bytes + 1), with one add: (n + 1) // 2 - (M + 1) is
+            (n - (2 M + 1)) // 2."""
+            return ((count << bs) - (2 * cfg.mem_bytes + 1)) >> 1
+
         # the slot being checked (ck) and its address, unit and element count as registers,
         # loaded with the slot of the next cycle (ck_n, which the FSM sets whatever the checks
         # find: a fault ends the checks anyway), so no slot selection lies on a check's path
@@ -387,7 +392,13 @@ class VectorEngine(wiring.Component):
         # start_rd, the placed `base`, session 33; with the shift after the selection of the
         # next slot's count, the op's properties -> ck_n -> that shift was 21.6 ns, session 34.)
         TB = AW + 2
-        slot_bytes = [Signal(TB + 4, name=f"bytes_{r}", reset_less=True) for r in SLOT_ROLE]
+        # each slot's byte count less mem_bytes + 1 (`slot_lim`), so that the check is one
+        # add's sign: addr + bytes > mem_bytes <=> addr + (bytes - mem_bytes - 1) >= 0 (the
+        # add, then its compare with mem_bytes, were two carry chains from slot_addr into the
+        # copies of start_rd: 17.3 ns in the placed `base`, session 45)
+        slot_lim = [Signal(range(-(cfg.mem_bytes + 1), 1 << (TB + 4)), name=f"lim_{r}", reset_less=True,
+                           init=-(cfg.mem_bytes + 1)) for r in SLOT_ROLE]      # (a count of 0)
+        LIMW = len(slot_lim[0])
         slot_nz = [Signal(name=f"nz_{r}", reset_less=True) for r in SLOT_ROLE]
         slot_long = [Signal(name=f"long_{r}", reset_less=True) for r in SLOT_ROLE]
         addr_far = Signal(reset_less=True)
@@ -396,8 +407,7 @@ class VectorEngine(wiring.Component):
         # the adder into the copies of start_rd, 16.2-16.4 ns in the placed `base`, session 42)
         range_bad = Signal()
         slot_bad = Signal(len(SLOT_ROLE))
-        m.d.comb += [slot_bad[k].eq(slot_nz[k] & (slot_long[k] | addr_far
-                                                  | (slot_addr[:TB] + slot_bytes[k] > cfg.mem_bytes)))
+        m.d.comb += [slot_bad[k].eq(slot_nz[k] & (slot_long[k] | addr_far | ~(slot_addr[:TB] + slot_lim[k])[-1]))
                      for k in range(len(SLOT_ROLE))]
         m.d.comb += range_bad.eq(slot_bad.bit_select(ck, 1))
 
@@ -857,7 +867,7 @@ class VectorEngine(wiring.Component):
         counts = [Mux(count_tensor, red.n_total, length)] * 3
         counts.append(Mux(count_tensor, red.n_out, Mux(count_one, 1, length)))
         for s, count in enumerate(counts):
-            m.d.sync += [slot_bytes[s].eq(nbytes(count[:TB], bsel_c[s])), slot_nz[s].eq(count != 0),
+            m.d.sync += [slot_lim[s].eq(lim(count[:TB], bsel_c[s])), slot_nz[s].eq(count != 0),
                          slot_long[s].eq(count[TB:].any())]
         if self.checks:                             # the slot's count itself, for the checks
             slot_count_n, slot_count = Signal(64, name="slot_count_n"), Signal(64, reset_less=True, name="slot_count")
@@ -868,7 +878,8 @@ class VectorEngine(wiring.Component):
             with m.Else():
                 m.d.comb += slot_count_n.eq(length)
             m.d.sync += slot_count.eq(slot_count_n)
-            m.d.sync += Assert((Cat(*slot_bytes).word_select(ck, TB + 4) == nbytes(slot_count[:TB], slot_b))
+            lim_ck = Cat(*slot_lim).word_select(ck, LIMW).as_signed()
+            m.d.sync += Assert((lim_ck == nbytes(slot_count[:TB], slot_b) - (cfg.mem_bytes + 1))
                                & (Cat(*slot_nz).bit_select(ck, 1) == (slot_count != 0))
                                & ((Cat(*slot_long).bit_select(ck, 1) | addr_far)
                                   == (slot_count[TB:].any() | slot_addr[TB:].any())),
