@@ -21,7 +21,9 @@ Output element ``(p, k)`` has index ``p * out_is + k * out_ik`` (NHWC: ``K``, 1;
 1, ``H_out * W_out``); its byte address is ``dst + index * esize``, and a
 per-element parameter's is ``addr + index * psize``.
 
-The bank is released (``free``) as soon as its last position has been read into
+Position i of a bank is read once the array has made it final (``final``, a count per
+bank), from registers of the cycle before: a cycle after ``final`` counts it when the
+drain has caught up with the array. The bank is released (``free``) as soon as its last position has been read into
 the pipeline, so the array can fill it again while the last results are still
 being requantised and written. The vectors reach the writer through a two-entry
 register queue (`hw.reg_queue.RegQueue`), so the writer's ``ready`` drives no
@@ -207,6 +209,18 @@ class MatrixDrain(wiring.Component):
 
         # --- sequencing ----------------------------------------------------------------------
         issue = Signal()
+        # whether position i is final (i < final[ad]) as registers from the cycle before, for
+        # i and i + 1 (an issue steps i; `begin` sets i and ad in a cycle without an issue,
+        # and PCH follows): the bank select `ad` (fan-out 79) -> the compare's carry chain ->
+        # `issue` -> the read enables was 16.97 ns in the placed `base` (session 45). `final`
+        # only grows while its bank drains, so a verdict a cycle old is safe: a position is
+        # read at most a cycle after it became final.
+        fin_i, fin_i1, issued = (Signal(name=nm) for nm in ("drain_fin_i", "drain_fin_i1", "drain_issued"))
+        m.d.sync += [fin_i.eq(i < self.final[ad]), fin_i1.eq(i + 1 < self.final[ad]), issued.eq(issue)]
+        is_final = Signal()
+        m.d.comb += is_final.eq(Mux(issued, fin_i1, fin_i))
+        if self.checks:
+            m.d.sync += Assert(~issue | (i < self.final[ad]), "MatrixDrain: position i read before it is final")
         nk_next = Signal.like(desc.nk)               # desc.nk's next value (for the lane registers)
         m.d.comb += nk_next.eq(desc.nk)
         with m.FSM(name="drain"):
@@ -233,7 +247,7 @@ class MatrixDrain(wiring.Component):
                     with m.If(~d1_valid):
                         m.d.sync += q.eq(0)
                         m.next = "PEL"
-                with m.Elif((~d1_valid | d1_take) & (i < self.final[ad])):
+                with m.Elif((~d1_valid | d1_take) & is_final):
                     m.d.comb += issue.eq(1)
                     m.d.sync += [i.eq(i + 1), idx.eq(idx + P.out_is), pel_ok.eq(0)]
 
