@@ -88,16 +88,19 @@ class Core(wiring.Component):
         depend on another engine's requests); an engine's two readers sit on different
         physical ports (one row each per cycle), and an engine outranks the fetcher,
         which prefetches only while the core waits for that engine anyway. The host
-        port is used while the core is stopped."""
+        port is used while the core is stopped; its requests pass through the memory's
+        buffers (`buffered`), so its ready is a register."""
         prefixes = [prefix for _, prefix, _ in Core._two_reader_engines(config)]
         if not prefixes:
             # The data-move engine has one reader: one physical port does (a second
             # port would make the synthesis tools duplicate the whole data memory).
-            return {"read_clients": [["dm", "loader", "fetch", "host"]], "write_clients": ["dm", "host"]}
+            return {"read_clients": [["dm", "loader", "fetch", "host"]], "write_clients": ["dm", "host"],
+                    "buffered": ["host"]}
         return {"read_clients": [[f"{p}_a" for p in prefixes] + ["loader", "fetch", "host"],
                                  ["dm"] + [f"{p}_b" for p in prefixes]],
                 "write_clients": ["dm"] + prefixes + ["host"],
-                "exclusive": ["dm"] + [f"{p}{s}" for p in prefixes for s in ("", "_a", "_b")]}
+                "exclusive": ["dm"] + [f"{p}{s}" for p in prefixes for s in ("", "_a", "_b")],
+                "buffered": ["host"]}
 
     def elaborate(self, platform):
         m = Module()

@@ -20,14 +20,15 @@ per access. Counting the cycle in which the master first presents ``cyc & stb`` 
 cycle 0, ``ack`` is high in cycle:
 
 * 1 — register, unmapped and out-of-memory accesses (2 cycles per access);
-* 2 + g — data memory writes; g is the number of cycles the host waits for the
-  memory write port (0 when no other unit writes);
+* 1 + g — data memory writes; g is the number of cycles the host waits for the
+  memory's write buffer (0 when no other unit writes);
 * 3 + L + g — data memory reads, with the memory's read latency L
-  (``config.mem_latency``; the request is issued in cycle 1 + g, the row returns in
-  cycle 1 + g + L and is registered; the word is selected from that register in the
-  next cycle, so no block RAM output reaches ``dat_r`` in one cycle -- that path,
-  across the memory's block RAMs and the word select, took 18.2 ns in the placed
-  `base`, session 34);
+  (``config.mem_latency``; the request enters the memory's read buffer in cycle 0,
+  the buffer is granted the port in cycle 1 + g, the row returns in cycle 1 + g + L
+  and is registered; the word is selected from that register in the next cycle, so
+  no block RAM output reaches ``dat_r`` in one cycle -- that path, across the
+  memory's block RAMs and the word select, took 18.2 ns in the placed `base`,
+  session 34);
 * 1 + sum over the n key operations of (1 + w_k + L_k) — key-table accesses: a
   KEYS word issues one key operation per selected byte (n <= 4, lowest byte first,
   one at a time; n = 0 acks in cycle 1), KEY_DEPOSIT one. w_k is the cycles the
@@ -35,13 +36,13 @@ cycle 0, ``ack`` is high in cycle:
   to the transfer of its response. With a sync unit that is ready and answers in
   the next cycle: 4 cycles for one key, 10 for a whole word.
 
-A data memory access is decoded in cycle 0 and its request (row, data, byte
-enables) registered; the request goes to the memory from those registers in cycle
-1 (or when the port is free), so the master's address and its decoding do not reach
-the memory's arbitration in one cycle (the bridge's address -> the decoding -> the
-memory's write row took 18.2 ns in the placed `base`, session 44). The word select
-of a read and the register accesses still use the Wishbone signals after cycle 0,
-so the port relies on the B4 classic rule that a master holds ``cyc``, ``stb``,
+The port is a buffered client of the memory system (`hw.memory`, ``buffered``): its
+requests enter one-entry buffers there, whose "empty" is its ``ready``, so neither
+the other units' requests reach its state nor its address decoding the memory's
+arbitration in one cycle (both were long paths in the placed `base`, sessions
+44-45); a write is acknowledged when it enters the buffer, and the memory keeps a
+later read behind it. The memory requests are driven straight from the Wishbone signals in cycle 0, so
+the port relies on the B4 classic rule that a master holds ``cyc``, ``stb``,
 ``adr``, ``we``, ``dat_w`` and ``sel`` until ``ack`` (cycles aborted by dropping
 ``cyc`` before ``ack`` are not supported). A master may start the next access in
 the cycle after ``ack`` (``stb`` may stay high across accesses).
@@ -171,10 +172,6 @@ class HostPort(wiring.Component):
 
         start_q = Signal(64)
         row_q = Signal(cfg.row_bits, reset_less=True)      # a data memory read's row
-        # a data memory access's request, registered in cycle 0
-        req_row = Signal.like(self.mem_w.req.payload.row, reset_less=True)
-        req_data = Signal(32, reset_less=True)
-        req_be = Signal.like(self.mem_w.req.payload.be, reset_less=True)
         m.d.comb += self.start_addr.eq(start_q)
 
         # --- register read mux ------------------------------------------------------------
@@ -221,12 +218,17 @@ class HostPort(wiring.Component):
             with m.State("IDLE"):
                 with m.If(access & ~is_reg & ~in_mem):
                     finish()                                    # beyond the memory: no wrap
-                with m.Elif(access & in_mem):
-                    m.d.sync += [req_row.eq(row), req_data.eq(wb.dat_w), req_be.eq(wb.sel << (word * 4))]
-                    with m.If(wb.we):
-                        m.next = "MEM_WRITE"
-                    with m.Else():
-                        m.next = "MEM_READ_REQ"
+                with m.Elif(access & in_mem & ~wb.we):
+                    m.d.comb += [self.mem_r.req.valid.eq(1), self.mem_r.req.payload.eq(row)]
+                    with m.If(self.mem_r.req.ready):
+                        m.next = "MEM_READ"
+                with m.Elif(access & in_mem & wb.we):
+                    wr = self.mem_w.req.payload
+                    m.d.comb += [self.mem_w.req.valid.eq(1), wr.row.eq(row),
+                                 wr.data.eq(wb.dat_w.replicate(words_per_row)),
+                                 wr.be.eq(wb.sel << (word * 4))]
+                    with m.If(self.mem_w.req.ready):
+                        finish()
                 with m.Elif(access & is_keys):
                     m.d.sync += [key_op.eq(Mux(wb.we, KeyHostOp.WRITE, KeyHostOp.READ)),
                                  key_table.eq(off[6:8]), key_index.eq(off[:6] << 2),
@@ -254,19 +256,6 @@ class HostPort(wiring.Component):
                                         wb.dat_w.word_select(b, 8))
                 with m.Elif(access & is_reg):
                     finish(reg_rdata & lane_mask)
-
-            with m.State("MEM_WRITE"):
-                wr = self.mem_w.req.payload
-                m.d.comb += [self.mem_w.req.valid.eq(1), wr.row.eq(req_row),
-                             wr.data.eq(req_data.replicate(words_per_row)), wr.be.eq(req_be)]
-                with m.If(self.mem_w.req.ready):
-                    finish()
-                    m.next = "IDLE"
-
-            with m.State("MEM_READ_REQ"):
-                m.d.comb += [self.mem_r.req.valid.eq(1), self.mem_r.req.payload.eq(req_row)]
-                with m.If(self.mem_r.req.ready):
-                    m.next = "MEM_READ"
 
             with m.State("MEM_READ"):
                 # the row requested L cycles ago arrives now and is registered

@@ -23,6 +23,18 @@ client port (`bus.ReadPort`, `bus.WritePort`, seen flipped here):
   reader's request into a matrix gather's state, was the worst, session 22). The
   grants and the address are chosen by the full priority, so under the guarantee
   nothing changes; without it a request can be lost.
+* **Buffered clients.** ``buffered`` names clients whose requests pass through a
+  one-entry buffer of the memory system: the client's ``req.ready`` is the buffer's
+  "empty" (a register), the request transfers into the buffer, and the buffer
+  requests the port at the client's priority from the next cycle on. The client's
+  ``req.ready`` then depends on no other client's request, and its request logic
+  reaches only the buffer's registers, not the arbitration (for the host port: the
+  other clients' requests -> its ready -> its state, 17.0 ns, and the UART bridge's
+  address -> the write row, 18.2 ns, in the placed `base`, sessions 44-45). A read's
+  response comes L cycles after the buffer's grant (``L + 1 + g`` after the transfer,
+  ``g`` the cycles the buffer waits for the port). A client that both reads and
+  writes keeps its order: its buffered read waits while its write buffer is full, and
+  its write transfers only while both its buffers are empty.
 * **Bounds.** A request for a row ``>= config.rows`` is accepted and dropped: a
   write changes nothing, a read returns 0, and nothing wraps around. ``error``
   pulses high for one cycle, ``L`` cycles after such a request transferred (together
@@ -49,7 +61,8 @@ Timing (bus.py's protocol), with ``L = config.mem_latency`` (1 or 2):
 * ``error`` pulses ``L`` cycles after an out-of-range request transferred.
 * ``req.ready`` of a client is combinational from the ``req.valid`` of the
   higher-priority clients on its port (not from its own ``valid``; for an exclusive
-  client, of the higher clients that are not exclusive).
+  client, of the higher clients that are not exclusive); of a buffered client, a
+  register (its buffers' state).
 
 All ports use ``addr_bits = row_addr_bits(config.rows)`` (`read_port_signature`,
 `write_port_signature`). ``init`` (bytes) preloads the memory from byte 0 (the
@@ -125,9 +138,11 @@ class MemorySystem(wiring.Component):
         Initial memory contents from byte 0 (at most ``config.mem_bytes``).
     exclusive : iterable of str
         Clients of which no two on one port request in the same cycle (see above).
+    buffered : iterable of str
+        Clients whose requests pass through a one-entry buffer (see above).
     """
 
-    def __init__(self, config: CoreConfig, read_clients, write_clients, init=b"", exclusive=()):
+    def __init__(self, config: CoreConfig, read_clients, write_clients, init=b"", exclusive=(), buffered=()):
         if not isinstance(config, CoreConfig):
             raise TypeError(f"config must be a CoreConfig, not {config!r}")
         read_clients = [list(port) for port in read_clients]
@@ -149,6 +164,11 @@ class MemorySystem(wiring.Component):
         if unknown:
             raise ValueError(f"exclusive clients must be read or write clients; unknown: {', '.join(unknown)}")
         self.exclusive = exclusive
+        buffered = frozenset(buffered)
+        unknown = sorted(buffered - set(names) - set(write_clients))
+        if unknown:
+            raise ValueError(f"buffered clients must be read or write clients; unknown: {', '.join(unknown)}")
+        self.buffered = buffered
 
         self.config = config
         self.read_clients = read_clients
@@ -179,10 +199,19 @@ class MemorySystem(wiring.Component):
             """`value` as the SRAM sees it: itself (L = 1) or registered (L = 2)."""
             return delayed(m, value, cfg.mem_latency - 1, f"{name}_q", reset_less=reset_less)
 
+        # --- buffered clients: the arbitration sees the buffers' ports ------------------
+        inner = {}                  # (kind, name) -> the port the arbitration serves
+        r_full = {n: Signal(name=f"rbuf_{n}_full") for port in self.read_clients for n in port if n in self.buffered}
+        w_full = {n: Signal(name=f"wbuf_{n}_full") for n in self.write_clients if n in self.buffered}
+        for n, full in w_full.items():
+            inner["w", n] = self._write_buffer(m, n, getattr(self, f"w_{n}"), full, r_full.get(n, Const(0)))
+        for n, full in r_full.items():
+            inner["r", n] = self._read_buffer(m, n, getattr(self, f"r_{n}"), full, w_full.get(n, Const(0)))
+
         # --- read ports ---------------------------------------------------------------
         for p, clients in enumerate(self.read_clients):
             rp = storage.read_port(transparent_for=())
-            ports = [getattr(self, f"r_{n}") for n in clients]
+            ports = [inner.get(("r", n), getattr(self, f"r_{n}")) for n in clients]
             granted = [Signal(name=f"rd{p}_grant_{n}") for n in clients]
             any_higher = Const(0)
             for n, port, g in zip(clients, ports, granted):
@@ -211,7 +240,7 @@ class MemorySystem(wiring.Component):
         w_row = Signal(row_addr_bits(rows))
         w_data = Signal(cfg.row_bits)
         w_be = Signal(cfg.row_bytes)
-        w_ports = [getattr(self, f"w_{n}") for n in self.write_clients]
+        w_ports = [inner.get(("w", n), getattr(self, f"w_{n}")) for n in self.write_clients]
         for n, port in zip(self.write_clients, w_ports):
             m.d.comb += port.req.ready.eq(~self._blocking(n, self.write_clients, w_ports))
         m.d.comb += [w_row.eq(_by_priority(w_ports, lambda port: port.req.payload.row)),
@@ -231,6 +260,33 @@ class MemorySystem(wiring.Component):
 
         m.d.sync += self.error.eq(delayed(m, error, cfg.mem_latency - 1, "error"))
         return m
+
+    def _write_buffer(self, m, name, port, full, r_full):
+        """The one-entry write buffer of client `name` (full bit `full`): returns the port
+        the arbitration serves. The client transfers while both its buffers are empty
+        (`r_full`: its read buffer's full bit)."""
+        buf = write_port_signature(self.config).create(path=(f"wbuf_{name}",))
+        req = Signal.like(port.req.payload, name=f"wbuf_{name}_req", reset_less=True)   # (data: under full)
+        m.d.comb += [port.req.ready.eq(~full & ~r_full), buf.req.valid.eq(full), buf.req.payload.eq(req)]
+        with m.If(port.req.valid & ~full & ~r_full):
+            m.d.sync += [full.eq(1), req.eq(port.req.payload)]
+        with m.Elif(full & buf.req.ready):
+            m.d.sync += full.eq(0)
+        return buf
+
+    def _read_buffer(self, m, name, port, full, w_full):
+        """The one-entry read buffer of client `name` (full bit `full`; its request waits
+        while `w_full`, the client's write buffer, holds a write): returns the port the
+        arbitration serves, whose response is the client's."""
+        buf = read_port_signature(self.config).create(path=(f"rbuf_{name}",))
+        row = Signal.like(port.req.payload, name=f"rbuf_{name}_row", reset_less=True)   # (data: under full)
+        m.d.comb += [port.req.ready.eq(~full), buf.req.valid.eq(full & ~w_full), buf.req.payload.eq(row),
+                     port.rsp.valid.eq(buf.rsp.valid), port.rsp.payload.eq(buf.rsp.payload)]
+        with m.If(port.req.valid & ~full):
+            m.d.sync += [full.eq(1), row.eq(port.req.payload)]
+        with m.Elif(buf.req.valid & buf.req.ready):
+            m.d.sync += full.eq(0)
+        return buf
 
     def _blocking(self, name, clients, ports):
         """Whether a higher client of `name`'s port requests: every higher client, or for an

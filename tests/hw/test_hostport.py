@@ -27,7 +27,7 @@ CFG_16 = CoreConfig("h16", mem_bytes=16 * 16, row_bytes=16)
 
 REG_LATENCY = 2         # cycles per register access, stb to ack inclusive
 CFG_32_L2 = replace(CFG_32, name="h32_l2", mem_latency=2)        # requests registered in the memory
-MEM_WRITE_LATENCY = 3
+MEM_WRITE_LATENCY = 2
 
 
 def mem_read_latency(config):
@@ -61,7 +61,7 @@ class Bench:
         self.init = bytes(self.rng.randrange(256) for _ in range(config.mem_bytes))
         self.mem_model = bytearray(self.init)
         self.host = HostPort(config)
-        self.mem = MemorySystem(config, [["noise", "host"]], ["noise", "host"], init=self.init)
+        self.mem = MemorySystem(config, [["noise", "host"]], ["noise", "host"], init=self.init, buffered=["host"])
         self.keys = [[self.rng.randrange(256) for _ in range(256)] for _ in range(4)]
         self.key_log = []                   # (op, table, index, value) in request order
         self.key_latency = key_latency      # response delay after the request, cycles (min, max)

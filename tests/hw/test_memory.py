@@ -239,6 +239,84 @@ def test_exclusive_names_must_be_clients():
 
 
 @pytest.mark.parametrize("config", [CFG_ODD, registered(CFG_ODD)])
+def test_buffered_client(config):
+    """A buffered client (h, below a on both ports): its ready is its buffers' state, not a's
+    requests; a write waits in the buffer while a holds the write port, a later read waits
+    behind it (though the read port is free) and returns the written data L cycles after
+    its own grant; a write does not enter while a read is buffered."""
+    dut = MemorySystem(config, [["a", "h"]], ["a", "h"], init=bytes(range(config.mem_bytes)), buffered=["h"])
+    L = config.mem_latency
+    row_bytes = config.row_bytes
+    value = int.from_bytes(bytes(0xA0 + b for b in range(row_bytes)), "little")
+
+    async def testbench(ctx):
+        async def cycle():
+            # h's ready does not follow a's requests within the cycle
+            readies = set()
+            for v in (0, 1):
+                ctx.set(dut.r_a.req.valid, v)
+                ctx.set(dut.w_a.req.valid, v)
+                readies.add((ctx.get(dut.r_h.req.ready), ctx.get(dut.w_h.req.ready)))
+            assert len(readies) == 1, readies
+            ctx.set(dut.r_a.req.valid, a_reads)
+            ctx.set(dut.w_a.req.valid, a_writes)
+            got = ctx.get(dut.r_h.rsp.valid), ctx.get(dut.r_h.rsp.payload)
+            await ctx.tick()
+            return got
+
+        a_reads = a_writes = 0
+        ctx.set(dut.w_a.req.payload, {"row": 7, "data": 0, "be": 0})
+        ctx.set(dut.r_a.req.payload, 9)
+        # cycle 0: a holds the write port (for four cycles); h's write enters its buffer
+        a_writes = 1
+        assert ctx.get(dut.w_h.req.ready) == 1
+        ctx.set(dut.w_h.req.valid, 1)
+        ctx.set(dut.w_h.req.payload, {"row": 3, "data": value, "be": (1 << row_bytes) - 1})
+        await cycle()
+        ctx.set(dut.w_h.req.valid, 0)
+        # cycle 1: h's write waits; h's read of the same row enters the read buffer
+        assert ctx.get(dut.w_h.req.ready) == 0
+        assert ctx.get(dut.r_h.req.ready) == 1
+        ctx.set(dut.r_h.req.valid, 1)
+        ctx.set(dut.r_h.req.payload, 3)
+        await cycle()
+        ctx.set(dut.r_h.req.valid, 0)
+        # while the read is buffered, neither buffer takes a request; the read port is free
+        # from cycle 4, but the read waits for the write (cycle 6)
+        a_reads = 1
+        responses = []
+        for c in range(2, 12 + L):
+            if c == 4:
+                a_reads = 0
+            if c == 6:
+                a_writes = 0                        # the write port frees: h's write goes in cycle 6
+            if c < 7:
+                assert ctx.get(dut.r_h.req.ready) == 0 and ctx.get(dut.w_h.req.ready) == 0, c
+            responses.append((c, *await cycle()))
+        got = [(c, data) for c, valid, data in responses if valid]
+        assert got == [(7 + L, value)], got
+        assert ctx.get(dut.r_h.req.ready) == 1 and ctx.get(dut.w_h.req.ready) == 1
+        # a read buffered behind a's reads, the write buffer empty: no write enters
+        a_reads = 1
+        ctx.set(dut.r_h.req.valid, 1)
+        await cycle()
+        ctx.set(dut.r_h.req.valid, 0)
+        for _ in range(2):
+            assert ctx.get(dut.w_h.req.ready) == 0 and ctx.get(dut.r_h.req.ready) == 0
+            await cycle()
+        a_reads = 0
+        await cycle()                               # the read goes
+        assert ctx.get(dut.w_h.req.ready) == 1 and ctx.get(dut.r_h.req.ready) == 1
+
+    simulate(dut, testbench, f"memory_buffered_{config.name}")
+
+
+def test_buffered_names_must_be_clients():
+    with pytest.raises(ValueError, match="buffered clients must be read or write clients; unknown: q"):
+        MemorySystem(CFG_ODD, [["a"]], ["x"], buffered=("a", "q"))
+
+
+@pytest.mark.parametrize("config", [CFG_ODD, registered(CFG_ODD)])
 def test_random_traffic_light_load(config):
     """Sparse requests: responses and grants when most clients are idle."""
     random_traffic(config, [["a", "b"]], ["x"], cycles=400, seed=7, p_req=0.15)
