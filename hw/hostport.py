@@ -41,10 +41,10 @@ requests enter one-entry buffers there, whose "empty" is its ``ready``, so neith
 the other units' requests reach its state nor its address decoding the memory's
 arbitration in one cycle (both were long paths in the placed `base`, sessions
 44-45); a write is acknowledged when it enters the buffer, and the memory keeps a
-later read behind it. The memory requests are driven straight from the Wishbone signals in cycle 0, so
-the port relies on the B4 classic rule that a master holds ``cyc``, ``stb``,
-``adr``, ``we``, ``dat_w`` and ``sel`` until ``ack`` (cycles aborted by dropping
-``cyc`` before ``ack`` are not supported). A master may start the next access in
+later read behind it. The memory requests are driven straight from the Wishbone
+signals in cycle 0, so the port relies on the B4 classic rule that a master holds
+``cyc``, ``stb``, ``adr``, ``we``, ``dat_w`` and ``sel`` until ``ack`` (cycles aborted
+by dropping ``cyc`` before ``ack`` are not supported). A master may start the next access in
 the cycle after ``ack`` (``stb`` may stay high across accesses).
 
 Control: ``start`` pulses for one cycle (with ``ack``) when CTRL bit 0 is written

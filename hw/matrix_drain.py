@@ -23,11 +23,12 @@ per-element parameter's is ``addr + index * psize``.
 
 Position i of a bank is read once the array has made it final (``final``, a count per
 bank), from registers of the cycle before: a cycle after ``final`` counts it when the
-drain has caught up with the array. The bank is released (``free``) as soon as its last position has been read into
-the pipeline, so the array can fill it again while the last results are still
-being requantised and written. The vectors reach the writer through a two-entry
-register queue (`hw.reg_queue.RegQueue`), so the writer's ``ready`` drives no
-path to the requantisers' stall or to the accumulator memory in the same cycle.
+drain has caught up with the array. The bank is released (``free``) as soon as its
+last position has been read into the pipeline, so the array can fill it again while
+the last results are still being requantised and written. The vectors reach the
+writer through a two-entry register queue (`hw.reg_queue.RegQueue`), so the writer's
+``ready`` drives no path to the requantisers' stall or to the accumulator memory in
+the same cycle.
 Throughput: one position per cycle for Matrix_Mul (bounded by the writer), RQ
 accumulators per cycle for CONV2D.
 """

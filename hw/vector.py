@@ -825,7 +825,8 @@ class VectorEngine(wiring.Component):
             m.d.sync += Assert(~red.out_valid | red_run, "VectorEngine: a reducer result outside red_run")
             m.d.sync += Assert(~run | (has0 == readers[0].has),
                                "VectorEngine: reader 0's `has` for the load differs from the reader's")
-            m.d.sync += [Assert(t == (load & src_mask[s]), f"VectorEngine: reader {s}'s take enable is not load & src_mask")
+            m.d.sync += [Assert(t == (load & src_mask[s]),
+                                f"VectorEngine: reader {s}'s take enable is not load & src_mask")
                          for s, t in enumerate(take_en01)]
         rest_c = Signal(reset_less=True)            # source 2 takes its rest at c_due (loaded with it)
         m.d.comb += [pipe.load.eq(load), pipe.load_dnib.eq(dnib),

@@ -21,7 +21,8 @@ Per element (one cycle, except as noted):
   zeros: one cycle per significant bit of |x|, and one to start;
 * REDUCE_PROD: the magnitude times |x| on the same multiplier, capped at
   2**bits (a product that reaches it saturates whatever follows), and the sign;
-  zero and capped products take one cycle.
+  zero and capped products take one cycle, others one per significant bit of |x|
+  and one to start.
 
 Per result: SUM/ASUM, MAX, MIN, ALL, ANY, PROD at once; MEAN the exact sum
 divided by K (toward zero) on a restoring divider, bits + 1 cycles; VAR
@@ -36,7 +37,7 @@ for ASUM without ``sat``; compares on 65 bits, a wider result saturates by its
 sign: a cycle for the compares, one for the choice) and one element to the writer.
 
 The dimension products (C*H, H*W, C*W, C*H*W) for the range checks are computed
-on the same multiplier when `dims_start` pulses (at most 48 cycles); ``n_total``
+on the same multiplier when `dims_start` pulses (at most 52 cycles); ``n_total``
 and ``n_out`` (registers) are exact from the first cycle of `dims_ready` on.
 
 ``checks``: simulation-only `Assert`s on the unit's register copies (the unit tests
