@@ -267,7 +267,7 @@ def test_buffered_client(config):
         a_reads = a_writes = 0
         ctx.set(dut.w_a.req.payload, {"row": 7, "data": 0, "be": 0})
         ctx.set(dut.r_a.req.payload, 9)
-        # cycle 0: a holds the write port (for four cycles); h's write enters its buffer
+        # cycle 0: a holds the write port (until cycle 6); h's write enters its buffer
         a_writes = 1
         assert ctx.get(dut.w_h.req.ready) == 1
         ctx.set(dut.w_h.req.valid, 1)
