@@ -34,7 +34,8 @@ cycle 0, ``ack`` is high in cycle:
   one at a time; n = 0 acks in cycle 1), KEY_DEPOSIT one. w_k is the cycles the
   k-th request waits for ``keys_req.ready``, L_k (>= 1) the cycles from its transfer
   to the transfer of its response. With a sync unit that is ready and answers in
-  the next cycle: 4 cycles for one key, 10 for a whole word.
+  the next cycle: 4 cycles for one key, 10 for a whole word; with the core's sync
+  unit (L = 3, `hw.sync`) and no waiting: 6 and 18.
 
 The port is a buffered client of the memory system (`hw.memory`, ``buffered``): its
 requests enter one-entry buffers there, whose "empty" is its ``ready``, so neither

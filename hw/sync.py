@@ -5,28 +5,34 @@ and 8 of the execution model).
 Storage is one 1024 x 8-bit `Memory` (4 tables x 256 entries, address
 ``table * 256 + index``), so it maps to a block RAM; every counter starts at 0 and
 reset does not touch it. Every operation is a read-modify-write through a
-two-stage pipeline:
+three-stage pipeline:
 
 * stage 0 (the cycle a request is granted): the entry's address goes to the
   memory's synchronous read port;
-* stage 1 (the next cycle): the count arrives, the new count is written back and
+* stage 1 (the next cycle): the count arrives from the memory and is registered,
+  so that no block RAM output reaches the compare and the write data in the same
+  cycle (a long path in the placed `base`, session 46);
+* stage 2: the new count is computed from that register and written back, and
   the answer is registered on the port's response stream.
 
-The read port is transparent for the write port, so an operation granted in the
-cycle another one writes the same entry sees the new count: the operations take
-effect one at a time, in stage-1 order, exactly as the golden model applies them.
+An operation's read sees every write but the one of stage 2 in the cycle after it
+(the read port is transparent for the write port, which covers the write of its
+own cycle); stage 1 takes that count from the write port instead when the entries
+match. So the operations take effect one at a time, in stage-2 order, exactly as
+the golden model applies them, while one is granted every cycle.
 
 Ports:
 
 * ``fetch`` / ``fetch_done`` (core): wait until the entry holds at least ``n``
   keys, then subtract ``n`` and answer fault 0. A request is taken into a wait
   register at once (``fetch.ready`` only depends on the previous fetch having been
-  answered) and the entry is polled — in the acceptance cycle, then every other
+  answered) and the entry is polled — in the acceptance cycle, then every third
   cycle — until a poll sees enough keys. A poll is granted ahead of the other
-  ports but never two cycles in a row, so host requests and deposits proceed
-  while a fetch waits and a host deposit or write made during the wait is seen by
-  the next poll. If no poll has succeeded ``key_timeout`` cycles after the
-  acceptance cycle, the fetch answers ``KEY_TIMEOUT`` and consumes nothing.
+  ports but only when no other poll is in the pipeline, so host requests and
+  deposits proceed while a fetch waits and a host deposit or write made during
+  the wait is seen by the next poll. Polls stop when the deadline is within 2
+  cycles; if no poll has succeeded ``key_timeout`` cycles after the acceptance
+  cycle, the fetch answers ``KEY_TIMEOUT`` and consumes nothing.
 * ``deposit`` / ``deposit_done`` (core): add one key and answer 0; an entry that
   already holds 255 keys is left unchanged and the answer is ``KEY_OVERFLOW``.
 * ``host`` / ``host_rsp`` (host port, the KEYS and KEY_DEPOSIT registers): one
@@ -41,17 +47,18 @@ Ports:
 Latency and throughput (cycle 0 is the cycle in which the request transfers):
 
 * a fetch that finds its keys at once, a deposit, a host access: the answer is
-  valid in cycle 2 (2 cycles); the entry is written at the end of cycle 1;
-* a waiting fetch is satisfied at most 2 cycles after the poll following the key
-  arrival, i.e. its answer is valid at most 3 cycles after the deposit or write
-  that supplied the last key took effect;
+  valid in cycle 3 (3 cycles); the entry is written at the end of cycle 2;
+* a waiting fetch's answer is valid at most 3 cycles after the deposit or write
+  that supplied the last key took effect (the polls take every third grant);
 * a fetch that times out answers in cycle ``key_timeout + 1`` (``key_timeout``
-  cycles after the acceptance edge);
+  cycles after the acceptance edge); with ``key_timeout`` = 1 in cycle 3, when
+  the acceptance poll is decided;
 * the memory performs one operation per cycle over all ports; each port has one
-  request in flight and takes its next request in the cycle its answer is taken,
-  so one operation every 2 cycles per port when the answers are taken at once.
-  Between a deposit and a host request competing for the memory the grant
-  alternates; a waiting fetch's polls take at most every other cycle.
+  request in the pipeline and takes its next request when it has left stage 2
+  and its answer is taken, so one operation every 3 cycles per port when the
+  answers are taken at once. Between a deposit and a host request competing for
+  the memory the grant alternates; a waiting fetch's polls take every third
+  cycle.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
@@ -140,12 +147,19 @@ class SyncUnit(wiring.Component):
         m.d.comb += expired.eq(timer >= self._key_timeout)
         with m.If(waiting & ~expired):
             m.d.sync += timer.eq(timer + 1)
+        # A poll granted while timer <= key_timeout - 2 is decided by the deadline.
+        poll_open = Signal()
+        m.d.comb += poll_open.eq(timer + 2 <= self._key_timeout)
 
-        # --- stage 1 registers -----------------------------------------------------
-        s1 = Signal(range(4))                                # _NONE/_FETCH/_DEPOSIT/_HOST
-        s1_entry = Signal(10)
-        s1_op = Signal(2)
-        s1_value = Signal(8)
+        # --- stage 1 and stage 2 registers -----------------------------------------
+        s1, s2 = Signal(range(4)), Signal(range(4))          # _NONE/_FETCH/_DEPOSIT/_HOST
+        s1_entry, s2_entry = Signal(10), Signal(10)
+        s1_op, s2_op = Signal(2), Signal(2)
+        s1_value, s2_value = Signal(8), Signal(8)
+        count = Signal(8)                                    # stage 2's count (forwarded)
+
+        def owns(unit):
+            return (s1 == unit) | (s2 == unit)
 
         # --- stage 0: accept and arbitrate -----------------------------------------
         m.d.comb += self.fetch.ready.eq(~waiting & fetch_free)
@@ -153,9 +167,9 @@ class SyncUnit(wiring.Component):
         with m.If(new_fetch):
             m.d.sync += [waiting.eq(1), w_entry.eq(entry(self.fetch.payload)),
                          w_n.eq(self.fetch.payload.n), timer.eq(1)]
-        poll = new_fetch | (waiting & ~expired & (s1 != _FETCH))
-        want_deposit = self.deposit.valid & (s1 != _DEPOSIT) & deposit_free
-        want_host = self.host.valid & (s1 != _HOST) & host_free
+        poll = new_fetch | (waiting & poll_open & ~owns(_FETCH))
+        want_deposit = self.deposit.valid & ~owns(_DEPOSIT) & deposit_free
+        want_host = self.host.valid & ~owns(_HOST) & host_free
         prefer_host = Signal()                               # alternates deposit / host
 
         grant = Signal(range(4))
@@ -171,13 +185,21 @@ class SyncUnit(wiring.Component):
         m.d.sync += [s1.eq(grant), s1_entry.eq(rd.addr),
                      s1_op.eq(self.host.payload.op), s1_value.eq(self.host.payload.value)]
 
-        # --- stage 1: the count is on rd.data; write back and answer ---------------
-        count = rd.data
-        m.d.comb += wr.addr.eq(s1_entry)
-        timeout = Signal()
-        with m.Switch(s1):
+        # --- stage 1: the count is on rd.data; register it -------------------------
+        # The read missed only stage 2's write of this cycle (an older write reached
+        # the memory; the one of the read's own cycle was forwarded by the port).
+        same_entry = Signal()
+        m.d.comb += same_entry.eq(s1_entry == s2_entry)
+        m.d.sync += [s2.eq(s1), s2_entry.eq(s1_entry), s2_op.eq(s1_op), s2_value.eq(s1_value),
+                     count.eq(Mux(wr.en & same_entry, wr.data, rd.data))]
+
+        # --- stage 2: write back and answer ----------------------------------------
+        m.d.comb += wr.addr.eq(s2_entry)
+        enough = Signal()
+        m.d.comb += enough.eq(count >= w_n)
+        with m.Switch(s2):
             with m.Case(_FETCH):
-                with m.If(count >= w_n):
+                with m.If(enough):
                     m.d.comb += [wr.data.eq(count - w_n), wr.en.eq(1)]
                     m.d.sync += [waiting.eq(0), self.fetch_done.valid.eq(1),
                                  self.fetch_done.payload.fault.eq(0)]
@@ -190,15 +212,16 @@ class SyncUnit(wiring.Component):
                     m.d.sync += self.deposit_done.payload.fault.eq(0)
             with m.Case(_HOST):
                 m.d.sync += [self.host_rsp.valid.eq(1), self.host_rsp.payload.value.eq(count)]
-                with m.Switch(s1_op):
+                with m.Switch(s2_op):
                     with m.Case(KeyHostOp.WRITE):
-                        m.d.comb += [wr.data.eq(s1_value), wr.en.eq(1)]
+                        m.d.comb += [wr.data.eq(s2_value), wr.en.eq(1)]
                     with m.Case(KeyHostOp.DEPOSIT):
                         new = Mux(count == KEY_MAX, KEY_MAX, count + 1)
                         m.d.comb += [wr.data.eq(new), wr.en.eq(1)]
                         m.d.sync += self.host_rsp.payload.value.eq(new)
-        # No poll found the keys by the deadline (a poll granted before it still counts).
-        m.d.comb += timeout.eq(waiting & expired & ((s1 != _FETCH) | (count < w_n)))
+        # No poll found the keys by the deadline (a poll in flight is decided first).
+        timeout = Signal()
+        m.d.comb += timeout.eq(waiting & expired & (s1 != _FETCH) & ((s2 != _FETCH) | ~enough))
         with m.If(timeout):
             m.d.sync += [waiting.eq(0), self.fetch_done.valid.eq(1),
                          self.fetch_done.payload.fault.eq(Fault.KEY_TIMEOUT.value)]
