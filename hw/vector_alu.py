@@ -216,7 +216,8 @@ class VectorAlu(wiring.Component):
         st0, st1, st2 = (Signal(n, name=nm, reset_less=True) for nm in ("st0", "st1", "st2"))
         sf0, sf1 = (Signal(n, name=nm, reset_less=True) for nm in ("sf0", "sf1"))
         # DIV/MOD: one 64-bit lane group at a time
-        dl = Lanes(m, 64, cfg.lsel, "dv", cm=cm, widths=self.widths, registered=bool(self.cuts))
+        dl = Lanes(m, 64, cfg.lsel, "dv", cm=cm, widths=self.widths, registered=bool(self.cuts),
+                   platform=platform)
         dr, dq, da = (Signal(64, name=nm, reset_less=True) for nm in ("div_rr", "div_qr", "div_ar"))
 
         # --- adder A1: x - y or x + y, exact -----------------------------------------------------------

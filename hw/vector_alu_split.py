@@ -168,7 +168,7 @@ class SplitAlu(wiring.Component):
         # the narrow path's results in exact mode (flags at the lane MSBs)
         cm = Module()
         m.submodules.consts = cm
-        ln = Lanes(m, nb, cfg.lsel, "nx", cm=cm, widths=self.widths, registered=K > 0)
+        ln = Lanes(m, nb, cfg.lsel, "nx", cm=cm, widths=self.widths, registered=K > 0, platform=platform)
         mag = Signal(name="mag_mode")
         cm.d.comb += mag.eq(cfg.kind.matches(*MAG_KINDS))
         mag, = cut_registers(cm, K > 0, mag)    # with stages a register, like the lane constants

@@ -283,7 +283,7 @@ class BeatPipe(wiring.Component):
         # selects (`cfg` holds still from PREP, cycles before a beat reaches P): decoded from
         # `cfg` beside the unpacker's and the ALU's constants (fan-out 245), `bcfg` -> the
         # output register was 17.42 ns in the placed `base` (session 45)
-        lp = Lanes(m, n, cfg.lsel, "pk", cm=cm, widths=self.widths, registered=True)
+        lp = Lanes(m, n, cfg.lsel, "pk", cm=cm, widths=self.widths, registered=True, platform=platform)
         with m.If(adv2):
             m.d.sync += [vp.eq(1), o_data.eq(pack(lp, s2_lanes, cfg.bd)), o_cnt.eq(d2),
                          o_mask.eq(d2_mask)]

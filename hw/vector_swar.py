@@ -63,10 +63,12 @@ class Lanes:
     before the constants are used, and so are the selects of the choices by lane width
     (`per_lane`, `broadcast`: an AND-OR under registered one-hot selects): no decoding
     of the lane width in the paths.
-    `kept_consts`: the run-time constants alone are registers, under the same condition,
-    and on `platform` kept flip-flops (`hw.replicate`) that yosys does not merge: one per
-    distinct bit function in each 64-bit slice (a bit that is the same for every lane
-    width is a constant), each next to the slice it drives."""
+    `kept_consts`: the run-time constants alone are registers, under the same condition.
+    Registered constants are on `platform` kept flip-flops (`hw.replicate`) that yosys
+    does not merge: one per distinct bit function in each 64-bit slice (a bit that is
+    the same for every lane width is a constant), each next to the slice it drives.
+    (Merged plain registers drove every equal bit of every constant: the narrow path's
+    constant-1 bit had a fan-out of 699, 16.5 ns in the placed `base`, session 45.)"""
 
     def __init__(self, m, n, lsel, prefix="ln", cm=None, widths=LANE_BITS, registered=False, kept_consts=False,
                  platform=None):
@@ -163,9 +165,9 @@ class Lanes:
             v = fn(L, *rest)
             return None if v is None else Const(lane_const(n, L, v), n)
         word = self.per_lane(name, f, keys=keys, module=self.cm)
-        if self.kept_consts:
+        if self.kept_consts or self.registered:
             return self._kept(word, [v.value for _, v in self._cases(f, keys)[0]], name)
-        return cut_registers(self.cm, self.registered, word)[0]
+        return word
 
     def _kept(self, word, values, name):
         """`word` (whose value is one of `values`) through kept registers: one flip-flop

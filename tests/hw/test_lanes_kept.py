@@ -1,10 +1,11 @@
 # amaranth: UnusedElaboratable=no
 """`hw.vector_swar.Lanes` with `kept_consts` (the full-rate vector ALU's lane-width
-constants): every constant is a register of the lane width's constant (it follows
+constants) or `registered` (the narrow path's, the packing's): every constant is a register of the lane width's constant (it follows
 ``lsel`` one cycle later), and on the ECP5 yosys keeps one flip-flop per 64-bit slice
 and distinct bit function, where ordinary registers of the constants are merged
 across slices (session 38: one flip-flop per distinct bit for the whole word)."""
 
+import pytest
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -24,13 +25,13 @@ class _Consts(wiring.Component):
     lo: Out(N)
     nh: Out(N)
 
-    def __init__(self, kept):
-        self.kept = kept
+    def __init__(self, kept, registered=False):
+        self.kept, self.registered = kept, registered
         super().__init__()
 
     def elaborate(self, platform):
         m = Module()
-        ln = Lanes(m, N, self.lsel, "t", kept_consts=self.kept, platform=platform)
+        ln = Lanes(m, N, self.lsel, "t", kept_consts=self.kept, registered=self.registered, platform=platform)
         m.d.comb += [self.h.eq(ln.H), self.lo.eq(ln.LO), self.nh.eq(ln.NH)]
         return m
 
@@ -39,8 +40,9 @@ def _expected(L):
     return (lane_const(N, L, 1 << (L - 1)), lane_const(N, L, 1), lane_const(N, L, (1 << (L - 1)) - 1))
 
 
-def test_kept_constants_follow_the_lane_width_a_cycle_later():
-    top = _Consts(kept=True)
+@pytest.mark.parametrize("kept, registered", [(True, False), (False, True)])
+def test_kept_constants_follow_the_lane_width_a_cycle_later(kept, registered):
+    top = _Consts(kept, registered)
     order = [4, 64, 8, 32, 16, 16, 4, 32]
 
     async def bench(ctx):
@@ -59,12 +61,13 @@ def test_kept_constants_follow_the_lane_width_a_cycle_later():
     sim.run()
 
 
-def test_ecp5_keeps_one_flip_flop_per_slice_and_bit_function(tmp_path):
+@pytest.mark.parametrize("kept, registered", [(True, False), (False, True)])
+def test_ecp5_keeps_one_flip_flop_per_slice_and_bit_function(tmp_path, kept, registered):
     """A bit of H, LO or NH is set for the lane widths up to some width (or from some
     width up): for a slice of 64 bits there are four such functions of the five widths
     per constant (one bit of each is the same for every width: a constant), so 3 x 4
     per slice, 24 for the two slices."""
-    cells = yosys_cells(tmp_path, _Consts(kept=True), family="ecp5").values()
+    cells = yosys_cells(tmp_path, _Consts(kept, registered), family="ecp5").values()
     assert sum(c["type"] == "TRELLIS_FF" for c in cells) == 24
     plain = yosys_cells(tmp_path, _Consts(kept=False), family="ecp5").values()
     assert sum(c["type"] == "TRELLIS_FF" for c in plain) == 0     # without: the decoding alone
