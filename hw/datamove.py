@@ -841,6 +841,10 @@ class DataMoveEngine(wiring.Component):
         # and the write queue, 17-19.3 ns, session 37); asserted equal to the state under
         # `checks`
         st_on = Signal()
+        # CHECK likewise: it flushes the chunkers (the state -> `flush`, fan-out 49 -> the
+        # chunkers' pushes -> their queues' enables, 18.15 ns on cf0b714 seed 2)
+        chk_on = Signal()
+        m.d.comb += [sc.flush.eq(chk_on), dc.flush.eq(chk_on)]
         wres = Signal(lC + 1)                       # bytes reserved by reads
         wdel = Signal(lC + 1)                       # bytes delivered into the buffer
         rptr = Signal(lC + 1)                       # bytes written out
@@ -972,6 +976,9 @@ class DataMoveEngine(wiring.Component):
         # queue's push, fan-out 300, 17.7 ns in the placed `base`, session 37); asserted
         # equal to the state under `checks`
         drsp_on = Signal()
+        # I_SRC and I_DRD likewise: the element's reads are requested from these (the state
+        # -> i_rd_v -> the memory's arbitration -> its read address, 17.5 ns, cf0b714 seed 2)
+        isrc_on, idrd_on = Signal(), Signal()
         nibble = Signal(4, reset_less=True)
         i_hi = Signal(reset_less=True)              # the read's nibble is the byte's high one
         i_dst = Signal(reset_less=True)             # the read is the destination's
@@ -991,10 +998,17 @@ class DataMoveEngine(wiring.Component):
         def read_destination():
             """Read the element's destination row once the previous element's write has
             left the queue (the destination byte may be the one it wrote)."""
-            m.d.comb += [i_rd_v.eq(wq.empty), i_rd_row.eq(w_addr[lR:])]
             with m.If(wq.empty & self.rd.req.ready):
-                m.d.sync += [rsp_off.eq(w_addr[:lR]), i_hi.eq(w_p[0]), i_dst.eq(1), drsp_on.eq(1)]
+                m.d.sync += [rsp_off.eq(w_addr[:lR]), i_hi.eq(w_p[0]), i_dst.eq(1), drsp_on.eq(1),
+                             isrc_on.eq(0), idrd_on.eq(0)]
                 m.next = "I_DRSP"
+
+        # the element's reads (the FSM's I_SRC and I_DRD below take the same decisions): its
+        # source row in I_SRC, its destination row in I_DRD, or in I_SRC for an immediate
+        src_rd = w_have & w_rdy & ~imm & r_rdy
+        dst_rd = (idrd_on | (w_have & w_rdy & imm)) & wq.empty
+        m.d.comb += [i_rd_v.eq((isrc_on & src_rd) | ((isrc_on | idrd_on) & dst_rd)),
+                     i_rd_row.eq(Mux(isrc_on & ~imm, r_addr[lR:], w_addr[lR:]))]
 
         # --- port multiplexing ----------------------------------------------------------------
         wreq = wq.w_data
@@ -1064,13 +1078,14 @@ class DataMoveEngine(wiring.Component):
             # the verdicts are registered (`illegal_q`, `out_of_range_q`) in SETTLE, off the
             # path into the walkers' starts
             with m.State("SETTLE"):
+                m.d.sync += chk_on.eq(1)
                 m.next = "CHECK"
 
             sw_go, dw_go = (Signal(name=nm) for nm in ("sw_go", "dw_go"))       # the walkers' start: high in START only
             m.d.comb += [sw.start.eq(sw_go), dw.start.eq(dw_go)]
             with m.State("CHECK"):
-                m.d.sync += [wres.eq(0), wdel.eq(0), rptr.eq(0), room.eq(C), avail.eq(0), fault.eq(0)]
-                m.d.comb += [sc.flush.eq(1), dc.flush.eq(1)]
+                m.d.sync += [wres.eq(0), wdel.eq(0), rptr.eq(0), room.eq(C), avail.eq(0), fault.eq(0),
+                             chk_on.eq(0)]
                 with m.If(illegal_q):
                     m.d.sync += fault.eq(int(Fault.ILLEGAL_OPERAND))
                     m.next = "FINISH"
@@ -1088,6 +1103,7 @@ class DataMoveEngine(wiring.Component):
             with m.State("START"):
                 m.d.sync += [sw_go.eq(0), dw_go.eq(0)]
                 with m.If(is4):
+                    m.d.sync += isrc_on.eq(1)
                     m.next = "I_SRC"
                 with m.Else():
                     m.d.sync += st_on.eq(1)
@@ -1102,6 +1118,7 @@ class DataMoveEngine(wiring.Component):
             with m.State("I_SRC"):
                 with m.If(~w_have):
                     with m.If(wq.empty):
+                        m.d.sync += isrc_on.eq(0)
                         m.next = "FINISH"
                 with m.Elif(~w_rdy | ~(imm | r_rdy)):
                     pass                            # the runs are still on their way to the queues
@@ -1109,9 +1126,9 @@ class DataMoveEngine(wiring.Component):
                     m.d.sync += nibble.eq(pattern[:4])
                     read_destination()
                 with m.Else():
-                    m.d.comb += [i_rd_v.eq(1), i_rd_row.eq(r_addr[lR:])]
                     with m.If(self.rd.req.ready):
-                        m.d.sync += [rsp_off.eq(r_addr[:lR]), i_hi.eq(r_p[0]), i_dst.eq(0)]
+                        m.d.sync += [rsp_off.eq(r_addr[:lR]), i_hi.eq(r_p[0]), i_dst.eq(0),
+                                     isrc_on.eq(0), idrd_on.eq(1)]
                         m.d.comb += r_take.eq(1)
                         m.next = "I_DRD"
 
@@ -1122,7 +1139,7 @@ class DataMoveEngine(wiring.Component):
                 # (the merged byte is written in this cycle, above)
                 with m.If(rsp_v & i_dst_at):
                     m.d.comb += w_take.eq(1)
-                    m.d.sync += drsp_on.eq(0)
+                    m.d.sync += [drsp_on.eq(0), isrc_on.eq(1)]
                     m.next = "I_SRC"
 
             engine_answer_states(m, self)
@@ -1130,5 +1147,8 @@ class DataMoveEngine(wiring.Component):
         if self.checks:
             m.d.sync += [Assert(st_on == ctl.ongoing("STREAM"), "data-move engine: st_on disagrees with the state"),
                          Assert(drsp_on == ctl.ongoing("I_DRSP"), "data-move engine: drsp_on disagrees with the state"),
+                         Assert(isrc_on == ctl.ongoing("I_SRC"), "data-move engine: isrc_on disagrees with the state"),
+                         Assert(idrd_on == ctl.ongoing("I_DRD"), "data-move engine: idrd_on disagrees with the state"),
+                         Assert(chk_on == ctl.ongoing("CHECK"), "data-move engine: chk_on disagrees with the state"),
                          Assert(~i_wr_v | wq.w_ready, "data-move engine: the nibble path's write found the queue full")]
         return m
