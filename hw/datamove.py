@@ -978,7 +978,7 @@ class DataMoveEngine(wiring.Component):
         drsp_on = Signal()
         # I_SRC and I_DRD likewise: the element's reads are requested from these (the state
         # -> i_rd_v -> the memory's arbitration -> its read address, 17.5 ns, cf0b714 seed 2)
-        isrc_on, idrd_on = Signal(), Signal()
+        isrc_on, idrd_on = Signal(name="isrc_on"), Signal(name="idrd_on")
         nibble = Signal(4, reset_less=True)
         i_hi = Signal(reset_less=True)              # the read's nibble is the byte's high one
         i_dst = Signal(reset_less=True)             # the read is the destination's

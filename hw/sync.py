@@ -152,10 +152,10 @@ class SyncUnit(wiring.Component):
         m.d.comb += poll_open.eq(timer + 2 <= self._key_timeout)
 
         # --- stage 1 and stage 2 registers -----------------------------------------
-        s1, s2 = Signal(range(4)), Signal(range(4))          # _NONE/_FETCH/_DEPOSIT/_HOST
-        s1_entry, s2_entry = Signal(10), Signal(10)
-        s1_op, s2_op = Signal(2), Signal(2)
-        s1_value, s2_value = Signal(8), Signal(8)
+        s1, s2 = (Signal(range(4), name=f"s{k}") for k in (1, 2))     # _NONE/_FETCH/_DEPOSIT/_HOST
+        s1_entry, s2_entry = (Signal(10, name=f"s{k}_entry") for k in (1, 2))
+        s1_op, s2_op = (Signal(2, name=f"s{k}_op") for k in (1, 2))
+        s1_value, s2_value = (Signal(8, name=f"s{k}_value") for k in (1, 2))
         count = Signal(8)                                    # stage 2's count (forwarded)
 
         def owns(unit):
