@@ -247,3 +247,42 @@ def test_verilator_backend_runs_a_program():
               "src_line_stride=8, des_trans_size=12, des_width=3, des_line_stride=6, wait=0:1\n"
               "    exit\n    end", DATA)
     check(src, config=engines_config(), backend="verilator", expect_status="exit")
+
+
+def test_host_key_access_timing():
+    """The host port's KEYS and KEY_DEPOSIT accesses through the core's sync unit (L = 3,
+    nothing else using it): ack in cycle 1 + 4n for n key operations (docs/host-port.md)."""
+    from amaranth.sim import Simulator
+    from xdsa.hw.core import Core
+    from xdsa.hw.hostport import Reg
+
+    core = Core(get_config("tiny"))
+    got = []
+
+    async def access(ctx, addr, we, value=0, sel=0xF):
+        bus = core.wb
+        for sig, v in ((bus.cyc, 1), (bus.stb, 1), (bus.we, we), (bus.adr, addr >> 2), (bus.dat_w, value),
+                       (bus.sel, sel)):
+            ctx.set(sig, v)
+        for cycle in range(1, 100):
+            await ctx.tick()
+            if ctx.get(bus.ack):
+                got.append((cycle, ctx.get(bus.dat_r) if not we else None))
+                ctx.set(bus.cyc, 0)
+                ctx.set(bus.stb, 0)
+                await ctx.tick()
+                return
+        raise AssertionError(f"no ack for {addr:#x}")
+
+    async def bench(ctx):
+        word = Reg.KEYS + 256 * 1 + 8                # table 1, entries 8..11
+        await access(ctx, word, 1, 0x04030201)
+        await access(ctx, word, 0, sel=0x1)
+        await access(ctx, Reg.KEY_DEPOSIT, 1, (1 << 8) | 8)
+        await access(ctx, word, 0)
+
+    sim = Simulator(core)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    assert got == [(17, None), (5, 0x01), (5, None), (17, 0x04030202)]
