@@ -129,8 +129,8 @@ class VectorAlu(wiring.Component):
     A1, A2, the shifter and the multiplier array and of the front's and the tail's
     results (AND-ORs of the kinds' words), and the lane constants of the immediates,
     are registered functions of it, and so are the lane-width constants
-    (`hw.vector_swar.Lanes`; kept per 64-bit slice if the ALU is `registered` without
-    `cuts`) and, if the ALU has `cuts`, the selects of the choices by lane width: no
+    (`hw.vector_swar.Lanes`; kept flip-flops per 64-bit slice if the ALU is `registered`
+    or has `cuts`) and, if the ALU has `cuts`, the selects of the choices by lane width: no
     decoding of the kind, and with `cuts` none of the lane width outside the
     multiplier array, in the paths."""
 
@@ -159,8 +159,9 @@ class VectorAlu(wiring.Component):
         m.submodules.consts = cm
         n = self.n
         cfg = self.cfg
-        # with cuts the lane-width constants are registers as well; without (the full-rate
-        # ALU, `registered`), kept registers per 64-bit slice: the lane width's decoding,
+        # the lane-width constants are kept registers per 64-bit slice if the ALU is
+        # `registered` or has cuts (with cuts the selects by lane width are registers as
+        # well): the lane width's decoding,
         # shared by yosys with the unpacker's and the narrow ALU's (fan-out 300-800), led
         # the paths into adder A1's carry chains (16.65-17.3 ns in the placed `base`,
         # session 42); plain registers were merged to one per distinct bit, driving
