@@ -255,24 +255,15 @@ def test_host_key_access_timing():
     from amaranth.sim import Simulator
     from xdsa.hw.core import Core
     from xdsa.hw.hostport import Reg
+    from xdsa.sim.wishbone import wb_access
 
     core = Core(get_config("tiny"))
     got = []
 
     async def access(ctx, addr, we, value=0, sel=0xF):
-        bus = core.wb
-        for sig, v in ((bus.cyc, 1), (bus.stb, 1), (bus.we, we), (bus.adr, addr >> 2), (bus.dat_w, value),
-                       (bus.sel, sel)):
-            ctx.set(sig, v)
-        for cycle in range(1, 100):
-            await ctx.tick()
-            if ctx.get(bus.ack):
-                got.append((cycle, ctx.get(bus.dat_r) if not we else None))
-                ctx.set(bus.cyc, 0)
-                ctx.set(bus.stb, 0)
-                await ctx.tick()
-                return
-        raise AssertionError(f"no ack for {addr:#x}")
+        cycle, data = await wb_access(ctx, core.wb, addr, we, value, sel)
+        got.append((cycle, None if we else data))
+        await ctx.tick()
 
     async def bench(ctx):
         word = Reg.KEYS + 256 * 1 + 8                # table 1, entries 8..11
