@@ -766,15 +766,17 @@ class VectorEngine(wiring.Component):
         # `has` -> `load` -> the readers' `take_en` led the placed `base`, 20.65 ns, session 30)
         load = Signal()
         # full (eleft >= beat_e) as registers, set in PREP and at each load from the count
-        # before it, in three copies: the engine's (the counts, rest_c), readers 0 and 1's and
-        # reader 2's take_rest (and their `has` below). Each copy computes its next value from
+        # before it, in four copies: the engine's (the counts, rest_c) and one for each
+        # reader's take_rest (and its `has` below). Each copy computes its next value from
         # its own, so `load` reaches each in one hop. One `full` was placed 106 tiles from
         # reader 2, whose take_rest -> step -> avail -> `has_take` it began (18.2 ns in the
-        # placed `base`, session 32).
+        # placed `base`, session 32); one copy for readers 0 and 1 was a hop of 14.7 ns of
+        # wire into reader 0's pointer copies (16.84 ns, session 46).
         full_prep, full_more = (Signal(name=nm) for nm in ("full_prep", "full_more"))
         m.d.comb += [full_prep.eq(length >= beat_e), full_more.eq(eleft >= beat_e2)]
-        full, full01, full2 = own_replicas(
-            m, platform, lambda q: Mux(st == PREP, full_prep, Mux(load, q & full_more, q)), 1, 3, "full")
+        full, full0, full1, full2 = own_replicas(
+            m, platform, lambda q: Mux(st == PREP, full_prep, Mux(load, q & full_more, q)), 1, 4, "full")
+        full01 = (full0, full1)
         has2 = Signal()
         m.d.comb += has2.eq(Mux(full2, readers[2].has_take, readers[2].has_rest))
         # reader 0's `has` the same way: its take_rest is ~full while `run` (the only time a
@@ -782,7 +784,7 @@ class VectorEngine(wiring.Component):
         # the load (red_run_take -> reader 0's take_rest -> `has` -> `load` -> reader 1's
         # take_en led the placed `base`, 23.25 ns, session 32)
         has0 = Signal()
-        m.d.comb += has0.eq(Mux(full01, readers[0].has_take, readers[0].has_rest))
+        m.d.comb += has0.eq(Mux(full0, readers[0].has_take, readers[0].has_rest))
         # `load` and readers 0's and 1's take enables (`load & src_mask[s]`) as three kept
         # LUTs of the same terms, each placed beside its loads: one `load` (fan-out 38) was
         # a hop between reader 2's `has_take` and reader 1's pointer copies (the stall loop,
@@ -819,7 +821,8 @@ class VectorEngine(wiring.Component):
                                                & (swap_r == swap) & (Cat(src_len) == src_len_now)
                                                & (units == Cat(bsel[S0], bsel[S1], lsel)) & (fkind == kind)),
                                "VectorEngine: a beat fact or run length register is not settled in PREP")
-            m.d.sync += Assert((full01 == full) & (full2 == full), "VectorEngine: a copy of `full` differs")
+            m.d.sync += Assert((full0 == full) & (full1 == full) & (full2 == full),
+                               "VectorEngine: a copy of `full` differs")
             m.d.sync += Assert(c_due | (has2 == readers[2].has),
                                "VectorEngine: reader 2's `has` for the load differs from the reader's")
             m.d.sync += Assert(~red.out_valid | red_run, "VectorEngine: a reducer result outside red_run")
@@ -836,9 +839,18 @@ class VectorEngine(wiring.Component):
                          more.eq(full & (eleft != beat_e))]
         # the amounts early, the enables late (the readers compute their next position first); a
         # beat that is not full takes the rest of every source
+        # reader 0's amount as a register of its own, loaded with the amount of the next cycle's
+        # consumer (the reducer's element while red_run is next, else the beat's): both amounts
+        # hold still from RANGE on, so it equals the choice by red_run_take, and the copy of
+        # red_run reaches only the reader's last multiplexers, not its adders and compares
+        # (red_run_take, 57 tiles away -> the take -> avail's and left's carry chains ->
+        # `has_take`, 17.24 ns in the placed `base`, session 46)
+        take0 = Signal.like(readers[0].take, name="rd0_take_amount", reset_less=True)
+        m.d.sync += take0.eq(Mux(red_run_n, red.take_nib, beat_nib[0]))
+        m.d.comb += readers[0].take.eq(take0)
+        m.d.comb += readers[1].take.eq(beat_nib[1])
         for s in range(2):
-            m.d.comb += [readers[s].take.eq(beat_nib[s]), readers[s].take_rest.eq(~full01),
-                         readers[s].take_en.eq(take_en01[s])]
+            m.d.comb += [readers[s].take_rest.eq(~full01[s]), readers[s].take_en.eq(take_en01[s])]
         m.d.comb += [readers[2].take.eq(beat_nib[S2]), readers[2].take_rest.eq(Mux(c_due, rest_c, ~full2)),
                      readers[2].take_en.eq(c_due)]
 
@@ -854,7 +866,11 @@ class VectorEngine(wiring.Component):
             red.run.eq(red_run),
         ]
         with m.If(red_take):
-            m.d.comb += [readers[0].take.eq(red.take_nib), readers[0].take_rest.eq(0), readers[0].take_en.eq(red.take)]
+            m.d.comb += [readers[0].take_rest.eq(0), readers[0].take_en.eq(red.take)]
+        if self.checks:
+            m.d.sync += Assert(~(readers[0].start | readers[0].take_en)
+                               | (take0 == Mux(red_take, red.take_nib, beat_nib[0])),
+                               "VectorEngine: reader 0's take amount register differs from its consumer's")
         # the reduction's element counts as registers (PREP and the writer's start read them)
         m.d.sync += [red_n.eq(red.n_total), red_m.eq(red.n_out)]
         # the next cycle's slot, and every slot's count facts (the counts from the reducer's own
