@@ -130,9 +130,10 @@ class VectorAlu(wiring.Component):
     results (AND-ORs of the kinds' words), and the lane constants of the immediates,
     are registered functions of it, and so are the lane-width constants
     (`hw.vector_swar.Lanes`; kept flip-flops per 64-bit slice if the ALU is `registered`
-    or has `cuts`) and, if the ALU has `cuts`, the selects of the choices by lane width: no
-    decoding of the kind, and with `cuts` none of the lane width outside the
-    multiplier array, in the paths."""
+    or has `cuts`) and, if the ALU has `cuts`, the selects of the choices by lane width
+    (if it is `registered` without cuts, those choices decode copies of the lane width
+    per 64-bit slice, `sliced_lsel`): no decoding of the kind, and with `cuts` none of the
+    lane width outside the multiplier array, in the paths."""
 
     def __init__(self, n, kinds=ALL_KINDS, widths=LANE_BITS, registered=True, cuts=()):
         unknown = sorted(set(cuts) - set(ALU_CUTS))
@@ -167,7 +168,8 @@ class VectorAlu(wiring.Component):
         # session 42); plain registers were merged to one per distinct bit, driving
         # thousands of loads (37.8-38.7 MHz, session 38, docs/boards.md)
         ln = Lanes(m, n, cfg.lsel, "alu", cm=cm, widths=self.widths, registered=bool(self.cuts),
-                   kept_consts=self.registered and not self.cuts, platform=platform)
+                   kept_consts=self.registered and not self.cuts, platform=platform,
+                   sliced_lsel=self.registered and not self.cuts)
         H, LO, NH, ALL = ln.H, ln.LO, ln.NH, ln.ALL
         a, as_, b, bs, c, cs = self.a, self.as_, self.b, self.bs, self.c, self.cs
         # the front's result words (see `registered`)

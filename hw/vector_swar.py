@@ -45,6 +45,15 @@ def cut_registers(m, enabled, *sigs):
     return regs
 
 
+def _extended(value, width):
+    """`value` (an int or a Value) extended to `width` bits as an assignment would extend it."""
+    v = Value.cast(value)
+    if len(v) >= width:
+        return v[:width]
+    fill = v[-1] if v.shape().signed and len(v) else Const(0, 1)
+    return Cat(v, fill.replicate(width - len(v)))
+
+
 def lane_const(n, lane, value):
     """`value` (the low `lane` bits) repeated in every lane of an `n`-bit word."""
     value &= (1 << lane) - 1
@@ -68,15 +77,23 @@ class Lanes:
     does not merge: one per distinct bit function in each 64-bit slice (a bit that is
     the same for every lane width is a constant), each next to the slice it drives.
     (Merged plain registers drove every equal bit of every constant: the narrow path's
-    constant-1 bit had a fan-out of 699, 16.5 ns in the placed `base`, session 45.)"""
+    constant-1 bit had a fan-out of 699, 16.5 ns in the placed `base`, session 45.)
+    `sliced_lsel` (without `registered`): the choices by lane width decode copies of
+    ``lsel``, registers (kept flip-flops on `platform`) one per 64-bit slice of the word,
+    each choosing its slice, under the same condition as `kept_consts`. (Decoded from
+    ``lsel`` itself, yosys shared one decoding LUT with every other user of the lane
+    width: the wide ALU's tail and the conversion, fan-out 317 over 39 tiles, 16.5 ns in
+    the placed `base`, session 46.)"""
 
     def __init__(self, m, n, lsel, prefix="ln", cm=None, widths=LANE_BITS, registered=False, kept_consts=False,
-                 platform=None):
+                 platform=None, sliced_lsel=False):
         self.m, self.n, self.lsel, self.prefix = m, n, lsel, prefix
         self.widths = tuple((i, L) for i, L in enumerate(LANE_BITS) if L in widths)   # (lsel, L)
         self.cm = cm if cm is not None else m     # where run-time constants are built
         self.registered = registered
         self.kept_consts, self.platform = kept_consts, platform
+        self._lsel_copies = (replicas(self.cm, platform, lsel, max(1, n // SLICE_BITS), f"{prefix}_lsel",
+                                      reset_less=True) if sliced_lsel and not registered else [])
         self._k = 0
         self._selects = {}
         self.ALL = Const((1 << n) - 1, n)
@@ -117,6 +134,14 @@ class Lanes:
         if self.registered and module is None:
             terms = [Value.cast(v) & self._select(sels, code).replicate(len(out)) for code, v in cases]
             self.m.d.comb += out.eq(reduce(or_, terms, Const(0, len(out))))
+        elif module is None and self._lsel_copies and sels[0] is self.lsel:
+            for j, lo in enumerate(range(0, len(out), SLICE_BITS)):
+                hi = min(lo + SLICE_BITS, len(out))
+                copy = self._lsel_copies[min(j, len(self._lsel_copies) - 1)]
+                with self.m.Switch(Cat(copy, *sels[1:])):
+                    for code, v in cases:
+                        with self.m.Case(code):
+                            self.m.d.comb += out[lo:hi].eq(_extended(v, len(out))[lo:hi])
         else:
             mod = module if module is not None else self.m
             with mod.Switch(Cat(*sels)):

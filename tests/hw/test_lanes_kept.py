@@ -3,7 +3,9 @@
 constants) or `registered` (the narrow path's, the packing's): every constant is a register of the lane width's constant (it follows
 ``lsel`` one cycle later), and on the ECP5 yosys keeps one flip-flop per 64-bit slice
 and distinct bit function, where ordinary registers of the constants are merged
-across slices (session 38: one flip-flop per distinct bit for the whole word)."""
+across slices (session 38: one flip-flop per distinct bit for the whole word).
+With `sliced_lsel` (the full-rate ALU's choices by lane width) each 64-bit slice of a
+choice follows a copy of ``lsel`` of its own, a cycle later, and the data at once."""
 
 import pytest
 from amaranth.hdl import Module
@@ -71,3 +73,46 @@ def test_ecp5_keeps_one_flip_flop_per_slice_and_bit_function(tmp_path, kept, reg
     assert sum(c["type"] == "TRELLIS_FF" for c in cells) == 24
     plain = yosys_cells(tmp_path, _Consts(kept=False), family="ecp5").values()
     assert sum(c["type"] == "TRELLIS_FF" for c in plain) == 0     # without: the decoding alone
+
+
+class _Choice(wiring.Component):
+    """A choice by lane width of `Lanes` (N bits, `sliced_lsel`): ``a`` with lane width
+    L's LO constant flipped, for the lane width ``lsel``."""
+    lsel: In(3)
+    a: In(N)
+    out: Out(N)
+
+    def elaborate(self, platform):
+        m = Module()
+        ln = Lanes(m, N, self.lsel, "t", sliced_lsel=True, platform=platform)
+        m.d.comb += self.out.eq(ln.per_lane("x", lambda L: self.a ^ lane_const(N, L, 1)))
+        return m
+
+
+def test_sliced_choice_follows_the_lane_width_a_cycle_later_and_the_data_at_once():
+    top = _Choice()
+    order = [4, 64, 8, 32, 16, 16, 4, 32]
+    a = (0x0123456789ABCDEF << 64) | 0xFEDCBA9876543210
+
+    async def bench(ctx):
+        prev = None
+        for k, L in enumerate(order):
+            ctx.set(top.lsel, LANE_BITS.index(L))
+            data = (a >> k | a << (N - k)) & ((1 << N) - 1)
+            ctx.set(top.a, data)
+            if prev is not None:                        # still the last width's choice, this data
+                assert ctx.get(top.out) == data ^ lane_const(N, prev, 1), L
+            await ctx.tick()
+            assert ctx.get(top.out) == data ^ lane_const(N, L, 1), L
+            prev = L
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_ecp5_keeps_a_copy_of_the_lane_width_per_slice(tmp_path):
+    """Three bits of ``lsel`` for each of the two 64-bit slices."""
+    cells = yosys_cells(tmp_path, _Choice(), family="ecp5").values()
+    assert sum(c["type"] == "TRELLIS_FF" for c in cells) == 6
