@@ -439,7 +439,7 @@ class VectorEngine(wiring.Component):
         # --- datapath units -----------------------------------------------------------------------------------
         # sources 1 and 2 share one realignment shifter (MEDIAN, the only user of source 2,
         # captures it one cycle after sources 0 and 1: `BeatPipe.c_due`)
-        readers = [StreamReader(R, NB, abits, realign=s == 0, offset_copies=s > 0, checks=self.checks,
+        readers = [StreamReader(R, NB, abits, realign=s == 0, offset_copies=s > 0, has_copies=3, checks=self.checks,
                                 slots=reader_slots(cfg) if s < 2 else source2_slots(cfg)) for s in range(3)]
         for i, r in enumerate(readers):
             m.submodules[f"rd{i}"] = r
@@ -760,10 +760,6 @@ class VectorEngine(wiring.Component):
                      readers[2].rsp_valid.eq(self.rd_b.rsp.valid & run_rsp[1] & b_rsp_own)]
 
         # --- beat issue (A load) ------------------------------------------------------------------------------
-        # reader 2's `has` as the load sees it: its take_rest is ~full in every cycle a load may
-        # happen (none while c_due: `in_free` is low), so `load` picks between the reader's two
-        # registers by `full` and does not wait for c_due (c_due -> reader 2's `take_rest` ->
-        # `has` -> `load` -> the readers' `take_en` led the placed `base`, 20.65 ns, session 30)
         load = Signal()
         # full (eleft >= beat_e) as registers, set in PREP and at each load from the count
         # before it, in four copies: the engine's (the counts, rest_c) and one for each
@@ -777,31 +773,38 @@ class VectorEngine(wiring.Component):
         full, full0, full1, full2 = own_replicas(
             m, platform, lambda q: Mux(st == PREP, full_prep, Mux(load, q & full_more, q)), 1, 4, "full")
         full01 = (full0, full1)
-        has2 = Signal()
-        m.d.comb += has2.eq(Mux(full2, readers[2].has_take, readers[2].has_rest))
-        # reader 0's `has` the same way: its take_rest is ~full while `run` (the only time a
-        # load happens), so the copy of red_run that gives the reducer reader 0's take is off
-        # the load (red_run_take -> reader 0's take_rest -> `has` -> `load` -> reader 1's
-        # take_en led the placed `base`, 23.25 ns, session 32)
-        has0 = Signal()
-        m.d.comb += has0.eq(Mux(full0, readers[0].has_take, readers[0].has_rest))
-        # `load` and readers 0's and 1's take enables (`load & src_mask[s]`) as three kept
-        # LUTs of the same terms, each placed beside its loads: one `load` (fan-out 38) was
-        # a hop between reader 2's `has_take` and reader 1's pointer copies (the stall loop,
-        # 16.9-17.0 ns in the placed `base`, session 44). A term per source, `src_ok` (not
-        # a source, or it has its beat), and for a reader's own enable `src_go` (a source
-        # with its beat) in place of its `src_ok`.
+        # Every reader's `has` as the load sees it: a reader's take_rest is ~full in every
+        # cycle a load may happen (reader 2's: none while c_due, when `in_free` is low;
+        # reader 0's: while `run`, not `red_run`), so the load picks between the reader's two
+        # outcomes by a copy of `full` and does not wait for c_due (c_due -> reader 2's
+        # `take_rest` -> `has` -> `load` -> the readers' `take_en` led the placed `base`,
+        # 20.65 ns, session 30) or for the copy of red_run that gives the reducer reader 0's
+        # take (-> reader 0's take_rest -> `has` -> `load` -> reader 1's take_en, 23.25 ns,
+        # session 32).
+        # `load` and readers 0's and 1's take enables (`load & src_mask[s]`) are three kept
+        # LUTs of the same terms, each placed beside its loads (one `load`, fan-out 38, was
+        # a hop between reader 2's `has_take` and reader 1's pointer copies, the stall loop,
+        # 16.9-17.0 ns in the placed `base`, session 44), and each reads its own copies of
+        # `full` and of the readers' outcomes (`StreamReader.has_copies`; consumer 0: reader
+        # 0's enable, 1: reader 1's, 2: the engine's `load`). A term per source, `src_ok`
+        # (not a source, or it has its beat), and for a reader's own enable `src_go` (a
+        # source with its beat) in place of its `src_ok`.
+        full_for = (full0, full1, full)
         src_mask = props.src_mask
-        src_has = (has0, readers[1].has, has2)
-        src_ok = [Signal(name=f"src_ok{s}") for s in range(3)]
+        src_has = [[Signal(name=f"has{s}_for{c}") for c in range(3)] for s in range(3)]
+        for s, r in enumerate(readers):
+            m.d.comb += [src_has[s][c].eq(Mux(full_for[c], r.has_take_copies[c], r.has_rest_copies[c]))
+                         for c in range(3)]
+        src_ok = [[Signal(name=f"src_ok{s}_for{c}") for c in range(3)] for s in range(3)]
+        m.d.comb += [src_ok[s][c].eq(~src_mask[s] | src_has[s][c]) for s in range(3) for c in range(3)]
         src_go = [Signal(name=f"src_go{s}") for s in range(2)]
-        m.d.comb += [src_ok[s].eq(~src_mask[s] | src_has[s]) for s in range(3)]
-        m.d.comb += [src_go[s].eq(src_mask[s] & src_has[s]) for s in range(2)]
+        m.d.comb += [src_go[s].eq(src_mask[s] & src_has[s][s]) for s in range(2)]
         issue_ok = Signal()
         m.d.comb += issue_ok.eq(run & more & pipe.in_free)
-        m.d.comb += load.eq(kept_and(m, platform, [issue_ok, *src_ok], "load_lut"))
-        take_en01 = [kept_and(m, platform, [issue_ok, src_go[s], *(src_ok[:s] + src_ok[s + 1:])], f"take_en{s}")
-                     for s in range(2)]
+        m.d.comb += load.eq(kept_and(m, platform, [issue_ok, *(src_ok[s][2] for s in range(3))], "load_lut"))
+        take_en01 = [kept_and(m, platform, [issue_ok, src_go[c], *(src_ok[s][c] for s in range(3) if s != c)],
+                              f"take_en{c}")
+                     for c in range(2)]
         dnib = Mux(full, beat_nib[D], dleft)
         c_due = pipe.c_due
         # the rows' select as one copy of c_due per 64-bit slice (`hw.replicate`): the
@@ -823,11 +826,10 @@ class VectorEngine(wiring.Component):
                                "VectorEngine: a beat fact or run length register is not settled in PREP")
             m.d.sync += Assert((full0 == full) & (full1 == full) & (full2 == full),
                                "VectorEngine: a copy of `full` differs")
-            m.d.sync += Assert(c_due | (has2 == readers[2].has),
-                               "VectorEngine: reader 2's `has` for the load differs from the reader's")
+            m.d.sync += [Assert(~run | ((s == 2) & c_due) | (src_has[s][c] == readers[s].has),
+                                f"VectorEngine: reader {s}'s `has` for consumer {c} differs from the reader's")
+                         for s in range(3) for c in range(3)]
             m.d.sync += Assert(~red.out_valid | red_run, "VectorEngine: a reducer result outside red_run")
-            m.d.sync += Assert(~run | (has0 == readers[0].has),
-                               "VectorEngine: reader 0's `has` for the load differs from the reader's")
             m.d.sync += [Assert(t == (load & src_mask[s]),
                                 f"VectorEngine: reader {s}'s take enable is not load & src_mask")
                          for s, t in enumerate(take_en01)]

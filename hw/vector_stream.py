@@ -79,10 +79,13 @@ class StreamReader(wiring.Component):
     row indices; `realign`: build the funnel shifter and offer ``window`` (else the
     consumer realigns ``rows`` by ``offset`` with `funnel`); `offset_copies` (without
     `realign`): offer ``offsets`` too, the offset's register copies for the consumer's
-    funnel, one per 64-bit slice of the window; `slots`: rows buffered."""
+    funnel, one per 64-bit slice of the window; `slots`: rows buffered; `has_copies`:
+    offer ``has_rest_copies`` and ``has_take_copies``, that many register copies each of
+    ``has_rest`` and ``has_take`` (kept flip-flops on the ECP5), one for each consumer of
+    the outcome, which the placer can put beside it."""
 
     def __init__(self, row_bytes, nib_bits, row_addr_bits, *, realign=True, offset_copies=False, slots=4,
-                 checks=False):
+                 has_copies=0, checks=False):
         if slots not in (2, 3, 4, 5):
             raise ValueError(f"a stream reader buffers 2 to 5 rows, not {slots!r}")
         self.R = row_bytes
@@ -91,8 +94,11 @@ class StreamReader(wiring.Component):
         self.realign = realign
         self.offset_copies = offset_copies and not realign
         self.slots = slots
+        self.has_copies = has_copies
         self.checks = checks
         optional = {"window": Out(8 * row_bytes)} if realign else {}
+        if has_copies:
+            optional.update(has_rest_copies=Out(has_copies), has_take_copies=Out(has_copies))
         if self.offset_copies:
             optional["offsets"] = Out(exact_log2(2 * row_bytes) * slices(8 * row_bytes))
         super().__init__({
@@ -303,11 +309,22 @@ class StreamReader(wiring.Component):
         has_rest, has_take = (Signal(init=1, name=nm) for nm in ("has_rest", "has_take"))
         off0 = Signal.like(avail)                                       # avail after `start`
         m.d.comb += off0.eq(-self.start_nib[:lrn])
-        with m.If(self.start):
-            m.d.sync += [has_rest.eq(self.start_len <= off0),
-                         has_take.eq((self.take <= off0) & (self.take <= self.start_len))]
-        with m.Else():
-            m.d.sync += [has_rest.eq(rest_n), has_take.eq(take_n)]
+        has_rest_n, has_take_n = (Signal(name=f"{nm}_next") for nm in ("has_rest", "has_take"))
+        m.d.comb += [has_rest_n.eq(Mux(self.start, self.start_len <= off0, rest_n)),
+                     has_take_n.eq(Mux(self.start, (self.take <= off0) & (self.take <= self.start_len), take_n))]
+        m.d.sync += [has_rest.eq(has_rest_n), has_take.eq(has_take_n)]
+        if self.has_copies:
+            # the copies for the consumer's decisions (the engine's `load` and the other
+            # readers' take enables): one register net into each, where one `has_take` fed
+            # them all, 74 tiles from reader 0's take enable (reader 1's `has_take` ->
+            # reader 0's pointer copies, 16.9 ns in the placed `base`, session 46)
+            k = self.has_copies
+            m.d.comb += [self.has_rest_copies.eq(Cat(replicas(m, platform, has_rest_n, k, "has_rest_c", init=1))),
+                         self.has_take_copies.eq(Cat(replicas(m, platform, has_take_n, k, "has_take_c", init=1)))]
+            if self.checks:
+                m.d.sync += Assert((self.has_rest_copies == has_rest.replicate(k))
+                                   & (self.has_take_copies == has_take.replicate(k)),
+                                   "StreamReader: a copy of has_rest / has_take differs")
         m.d.comb += [self.has.eq(Mux(self.take_rest, has_rest, has_take)), self.left.eq(left),
                      self.has_rest.eq(has_rest), self.has_take.eq(has_take)]
         if self.checks:

@@ -30,7 +30,7 @@ def nibble(mem, a):
 def test_reader_against_its_contract(slots, latency, seed):
     rng = random.Random(seed)
     mem = [rng.getrandbits(8 * R) for _ in range(ROWS)]
-    dut = StreamReader(R, NIB_BITS, NIB_BITS - 4, slots=slots, checks=True)
+    dut = StreamReader(R, NIB_BITS, NIB_BITS - 4, slots=slots, has_copies=2, checks=True)   # (checks: the copies equal)
     counts = {"takes": 0, "rests": 0, "has_low": 0, "runs": 0}
 
     async def bench(ctx):
