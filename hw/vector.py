@@ -864,7 +864,7 @@ class VectorEngine(wiring.Component):
             red.fw.eq(dims[0]), red.fh.eq(dims[1]), red.fc.eq(dims[2]), red.axis.eq(axis),
             red.bsel.eq(bsel[S0]), red.signed.eq(signed[S0]),
             red.dbsel.eq(bd), red.dsigned.eq(signed[D]), red.sat.eq(sat | tensor),
-            red.window.eq(readers[0].window), red.has.eq(readers[0].has), red.rd_left.eq(readers[0].left),
+            red.window.eq(readers[0].window), red.has.eq(readers[0].has), red.rd_left_zero.eq(readers[0].left_zero),
             red.run.eq(red_run),
         ]
         with m.If(red_take):

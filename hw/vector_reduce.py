@@ -83,7 +83,7 @@ class Reducer(wiring.Component):
             # run
             "start": In(1), "run": In(1), "idle": Out(1),
             "run_start": Out(1), "run_nib": Out(nib_bits), "run_len": Out(nib_bits),
-            "window": In(8 * R), "has": In(1), "rd_left": In(nib_bits), "take": Out(1), "take_nib": Out(nib_bits),
+            "window": In(8 * R), "has": In(1), "rd_left_zero": In(1), "take": Out(1), "take_nib": Out(nib_bits),
             "out_valid": Out(1), "out_ready": In(1), "out_data": Out(8 * R), "out_cnt": Out(range(2 * R + 1)),
             "out_mask": Out(2 * R),
         })
@@ -218,7 +218,7 @@ class Reducer(wiring.Component):
         wa1, wa2, war = (Signal(NB + 1, reset_less=True, name=nm) for nm in ("wa1", "wa2", "war"))
         run_start = Signal()
         run_len = Signal(NB, name="run_len_r", reset_less=True)
-        m.d.comb += [run_start.eq(self.run & pend & (self.rd_left == 0)),
+        m.d.comb += [run_start.eq(self.run & pend & self.rd_left_zero),
                      self.run_start.eq(run_start), self.run_nib.eq(war), self.run_len.eq(run_len)]
         # the run's length in nibbles as a register, loaded in every cycle like `rl` (from the
         # same geometry, so valid when `rl` is; `bsel` holds still from before `start`): the

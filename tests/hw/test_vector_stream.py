@@ -68,7 +68,7 @@ def test_reader_against_its_contract(slots, latency, seed):
                 avail = rows_in * RN - start % RN - consumed
                 want = left <= avail if rest else take <= avail and take <= left
                 assert ctx.get(dut.has) == want, (cycle, start, length, take, consumed, avail, rest)
-                assert ctx.get(dut.left) == left
+                assert ctx.get(dut.left) == left and ctx.get(dut.left_zero) == (left == 0)
                 window = ctx.get(dut.window)
                 for k in range(min(avail, left, RN)):
                     assert (window >> (4 * k)) & 0xF == nibble(mem, start + consumed + k), (cycle, k)
