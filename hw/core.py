@@ -51,9 +51,10 @@ def DomainItem():
 
 class Core(wiring.Component):
     """The whole core for one `CoreConfig`. `mem_init` (bytes) preloads the data memory
-    (simulation); `key_timeout` overrides the configuration's."""
+    (simulation); `key_timeout` overrides the configuration's; `checks`: simulation-only
+    ``Assert``s on the memory system's guarantees (`MemorySystem.after_busy`)."""
 
-    def __init__(self, config, *, mem_init=b"", key_timeout=None):
+    def __init__(self, config, *, mem_init=b"", key_timeout=None, checks=False):
         self.config = config
         self._mem_init = bytes(mem_init)
         self._key_timeout = key_timeout
@@ -71,7 +72,7 @@ class Core(wiring.Component):
             members[f"domain_{did:02x}"] = Out(stream.Signature(DomainItem()))
         super().__init__(members)
         # Built here so that harnesses can read and preload the data memory (`memory_data`).
-        self._memsys = MemorySystem(config, init=self._mem_init, **self._memory_clients(config))
+        self._memsys = MemorySystem(config, init=self._mem_init, checks=checks, **self._memory_clients(config))
         self.memory_data = self._memsys.data
 
     @staticmethod
@@ -87,9 +88,13 @@ class Core(wiring.Component):
         and are the memory system's `exclusive` clients (an engine's ``ready`` does not
         depend on another engine's requests); an engine's two readers sit on different
         physical ports (one row each per cycle), and an engine outranks the fetcher,
-        which prefetches only while the core waits for that engine anyway. The host
-        port is used while the core is stopped; its requests pass through the memory's
-        buffers (`buffered`), so its ready is a register."""
+        which prefetches only while the core waits for that engine anyway. The table
+        loader runs only between an instruction's decode and its engine, so it is
+        exclusive too. The fetcher and the host port (used while the core is stopped)
+        wait on port 0 while the core's `mem_busy` says an engine or the loader runs
+        (`after_busy`): their ready does not depend on the engines' requests. The host's
+        requests pass through the memory's buffers (`buffered`), so its ready is a
+        register."""
         prefixes = [prefix for _, prefix, _ in Core._two_reader_engines(config)]
         if not prefixes:
             # The data-move engine has one reader: one physical port does (a second
@@ -99,8 +104,8 @@ class Core(wiring.Component):
         return {"read_clients": [[f"{p}_a" for p in prefixes] + ["loader", "fetch", "host"],
                                  ["dm"] + [f"{p}_b" for p in prefixes]],
                 "write_clients": ["dm"] + prefixes + ["host"],
-                "exclusive": ["dm"] + [f"{p}{s}" for p in prefixes for s in ("", "_a", "_b")],
-                "buffered": ["host"]}
+                "exclusive": ["dm", "loader"] + [f"{p}{s}" for p in prefixes for s in ("", "_a", "_b")],
+                "buffered": ["host"], "after_busy": ["fetch", "host"]}
 
     def elaborate(self, platform):
         m = Module()
@@ -158,6 +163,14 @@ class Core(wiring.Component):
                      host.retired.eq(retired)]
         with m.If(busy):
             m.d.sync += cycles.eq(cycles + 1)
+        # the memory's `busy` (its `after_busy` clients wait): high from the cycle after the
+        # table loader accepts its command, or after a two-reader engine is offered its command
+        # (the matrix engine takes it only when it has finished), to the cycle after the
+        # answer; none of them requests in that first cycle
+        mem_busy = Signal()
+        if "busy" in mem.signature.members:
+            m.d.comb += mem.busy.eq(mem_busy)
+        port0_engines = {name for name, _, _ in self._two_reader_engines(cfg)}
 
         m.d.comb += dec.payload.eq(item.payload)
         sync_ctrl = dec.sync
@@ -354,10 +367,12 @@ class Core(wiring.Component):
                 with m.Else():
                     m.d.comb += loader.cmd.valid.eq(1)
                     with m.If(loader.cmd.ready):
+                        m.d.sync += mem_busy.eq(1)
                         m.next = "TABLEDONE"
 
             with m.State("TABLEDONE"):
                 with m.If(loader.rsp.valid):
+                    m.d.sync += mem_busy.eq(0)
                     with m.If(loader.rsp.payload.fault != 0):
                         fault_answered(loader.rsp.payload.fault)
                     with m.Else():
@@ -375,11 +390,15 @@ class Core(wiring.Component):
                 for name, eng in engines.items():
                     with m.Elif(engine_is[name]):
                         m.d.comb += eng.cmd.valid.eq(1)
+                        if name in port0_engines:
+                            m.d.sync += mem_busy.eq(1)
                         with m.If(eng.cmd.ready):
                             m.next = f"WAIT_{name}"
 
             for name, eng in engines.items():
                 with m.State(f"WAIT_{name}"):
+                    with m.If(eng.done.valid):
+                        m.d.sync += mem_busy.eq(0)
                     take_done(eng.done, "DEPOSIT")
 
             with m.State("DEPOSIT"):

@@ -23,6 +23,19 @@ client port (`bus.ReadPort`, `bus.WritePort`, seen flipped here):
   reader's request into a matrix gather's state, was the worst, session 22). The
   grants and the address are chosen by the full priority, so under the guarantee
   nothing changes; without it a request can be lost.
+* **Clients after the busy flag.** ``after_busy`` names read clients whose
+  ``req.ready`` does not look at the exclusive clients above them on their port:
+  it is low while the input ``busy`` is high instead (and while a higher client
+  that is not exclusive requests). The caller guarantees that ``busy`` (a register)
+  is high in every cycle one of those exclusive clients may request -- the core
+  raises it for an engine's or the table loader's run. So the engines' requests,
+  late in the cycle, reach no other client's state (a matrix gather's request ->
+  the fetcher's ready -> its row register, 17.1-19.1 ns in the placed `base`, session
+  47); such a client waits for the whole run, not only for the cycles the exclusive
+  clients request. Grants and the address are chosen by the full priority; a client
+  is granted only when its ``req.ready`` is high. With ``checks``, a simulation-only
+  ``Assert`` refuses an exclusive client's request above such a client while ``busy``
+  is low.
 * **Buffered clients.** ``buffered`` names clients whose requests pass through a
   one-entry buffer of the memory system: the client's ``req.ready`` is the buffer's
   "empty" (a register), the request transfers into the buffer, and the buffer
@@ -61,8 +74,9 @@ Timing (bus.py's protocol), with ``L = config.mem_latency`` (1 or 2):
 * ``error`` pulses ``L`` cycles after an out-of-range request transferred.
 * ``req.ready`` of a client is combinational from the ``req.valid`` of the
   higher-priority clients on its port (not from its own ``valid``; for an exclusive
-  client, of the higher clients that are not exclusive); of a buffered client, a
-  register (its buffers' state).
+  client, of the higher clients that are not exclusive; for a client after the busy
+  flag, of the higher clients that are not exclusive and ``busy``); of a buffered
+  client, a register (its buffers' state).
 
 All ports use ``addr_bits = row_addr_bits(config.rows)`` (`read_port_signature`,
 `write_port_signature`). ``init`` (bytes) preloads the memory from byte 0 (the
@@ -70,7 +84,7 @@ rest is zero); simulation harnesses read and write the contents through the
 `MemoryData` ``data`` (``ctx.get(mem.data[row])``).
 """
 
-from amaranth.hdl import Cat, Const, MemoryData, Module, Mux, Signal, unsigned
+from amaranth.hdl import Assert, Cat, Const, MemoryData, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -140,9 +154,15 @@ class MemorySystem(wiring.Component):
         Clients of which no two on one port request in the same cycle (see above).
     buffered : iterable of str
         Clients whose requests pass through a one-entry buffer (see above).
+    after_busy : iterable of str
+        Read clients whose ready sees the input ``busy`` instead of the exclusive
+        clients above them (see above).
+    checks : bool
+        Simulation-only ``Assert``s on the callers' guarantees (`after_busy`).
     """
 
-    def __init__(self, config: CoreConfig, read_clients, write_clients, init=b"", exclusive=(), buffered=()):
+    def __init__(self, config: CoreConfig, read_clients, write_clients, init=b"", exclusive=(), buffered=(),
+                 after_busy=(), checks=False):
         if not isinstance(config, CoreConfig):
             raise TypeError(f"config must be a CoreConfig, not {config!r}")
         read_clients = [list(port) for port in read_clients]
@@ -169,6 +189,12 @@ class MemorySystem(wiring.Component):
         if unknown:
             raise ValueError(f"buffered clients must be read or write clients; unknown: {', '.join(unknown)}")
         self.buffered = buffered
+        after_busy = frozenset(after_busy)
+        unknown = sorted(after_busy - set(names))
+        if unknown:
+            raise ValueError(f"after_busy clients must be read clients; unknown: {', '.join(unknown)}")
+        self.after_busy = after_busy
+        self.checks = checks
 
         self.config = config
         self.read_clients = read_clients
@@ -182,6 +208,8 @@ class MemorySystem(wiring.Component):
         for n in write_clients:
             members[f"w_{n}"] = In(write_port_signature(config))
         members["error"] = Out(1)
+        if after_busy:
+            members["busy"] = In(1)
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -215,13 +243,19 @@ class MemorySystem(wiring.Component):
             granted = [Signal(name=f"rd{p}_grant_{n}") for n in clients]
             any_higher = Const(0)
             for n, port, g in zip(clients, ports, granted):
-                m.d.comb += [port.req.ready.eq(~self._blocking(n, clients, ports)),
-                             g.eq(port.req.valid & ~any_higher)]
+                m.d.comb += [port.req.ready.eq(~self._blocking(n, clients, ports, n in self.after_busy)),
+                             g.eq(port.req.valid & port.req.ready & ~any_higher)]
                 any_higher = any_higher | port.req.valid
+            if self.checks:
+                for i, n in enumerate(clients):
+                    above = [q.req.valid for c, q in zip(clients[:i], ports) if c in self.exclusive]
+                    if n in self.after_busy and above:
+                        m.d.sync += Assert(self.busy | ~Cat(*above).any(),
+                                           f"MemorySystem: an exclusive client above {n} requests while busy is low")
             addr = Signal(row_addr_bits(rows), name=f"rd{p}_addr")
             m.d.comb += addr.eq(_by_priority(ports, lambda port: port.req.payload))
             in_range = addr < rows
-            transfer = any_higher                    # some client on this port transfers
+            transfer = Cat(*granted).any()          # some client on this port transfers
             # The SRAM reads every cycle (its read enable is left high): ``rsp.payload`` means
             # something only while ``rsp.valid``, and an enable would be one more late net
             # from the requests to every block RAM of the port.
@@ -288,9 +322,13 @@ class MemorySystem(wiring.Component):
             m.d.sync += full.eq(0)
         return buf
 
-    def _blocking(self, name, clients, ports):
+    def _blocking(self, name, clients, ports, after_busy=False):
         """Whether a higher client of `name`'s port requests: every higher client, or for an
-        exclusive client the higher ones that are not exclusive."""
+        exclusive client the higher ones that are not exclusive; for a client `after_busy`
+        the higher ones that are not exclusive, and ``busy`` if any higher one is."""
         higher = list(zip(clients, ports))[:clients.index(name)]
-        valids = [p.req.valid for n, p in higher if not (name in self.exclusive and n in self.exclusive)]
+        ignored = [n in self.exclusive and (after_busy or name in self.exclusive) for n, _ in higher]
+        valids = [p.req.valid for (n, p), ign in zip(higher, ignored) if not ign]
+        if after_busy and any(ignored):
+            valids.append(self.busy)
         return Cat(*valids).any() if valids else Const(0)

@@ -66,7 +66,7 @@ def run_pysim(image, config, *, max_cycles=200_000, key_timeout=None, vcd=None, 
     keeps what the interrupted run wrote, registers without a reset keep their
     values); the run that is recorded is the one after the last reset."""
     mem_init = load_image_memory(image, config)
-    core = Core(config, mem_init=mem_init, key_timeout=key_timeout)
+    core = Core(config, mem_init=mem_init, key_timeout=key_timeout, checks=True)
     top = core
     if resets_at:
         top = Module()

@@ -233,6 +233,52 @@ def test_exclusive_ready_ignores_other_exclusive_clients():
     simulate(dut, testbench, "memory_exclusive")
 
 
+def test_after_busy_client_waits_for_busy_not_for_exclusive_requests():
+    """c (after `busy`) ignores a's request (exclusive, higher) and waits while `busy` is
+    high; it waits for b (higher, not exclusive) as ever; a request it is not granted
+    gets no response and no error pulse, even out of range."""
+    init = bytes(range(CFG_ODD.mem_bytes))
+    dut = MemorySystem(CFG_ODD, [["a", "b", "c"]], ["x"], init=init, exclusive=("a",), after_busy=("c",))
+
+    async def testbench(ctx):
+        ctx.set(dut.r_c.req.valid, 1)
+        ctx.set(dut.r_c.req.payload, 30)           # out of range: an error only if granted
+        ctx.set(dut.busy, 1)
+        assert ctx.get(dut.r_c.req.ready) == 0     # busy, nobody requests
+        await ctx.tick()
+        assert not ctx.get(dut.r_c.rsp.valid) and not ctx.get(dut.error)
+        ctx.set(dut.r_c.req.payload, 2)
+        ctx.set(dut.busy, 0)
+        ctx.set(dut.r_b.req.valid, 1)
+        assert ctx.get(dut.r_c.req.ready) == 0     # b is not exclusive
+        ctx.set(dut.r_b.req.valid, 0)
+        assert ctx.get(dut.r_c.req.ready) == 1
+        await ctx.tick()
+        assert ctx.get(dut.r_c.rsp.valid) and not ctx.get(dut.error)
+        assert ctx.get(dut.r_c.rsp.payload) == int.from_bytes(init[16:24], "little")
+
+    simulate(dut, testbench, "memory_after_busy")
+
+
+def test_after_busy_checks_refuse_an_exclusive_request_while_not_busy():
+    dut = MemorySystem(CFG_ODD, [["a", "c"]], ["x"], exclusive=("a",), after_busy=("c",), checks=True)
+
+    async def testbench(ctx):
+        ctx.set(dut.r_a.req.valid, 1)
+        ctx.set(dut.busy, 1)
+        await ctx.tick()
+        ctx.set(dut.busy, 0)
+        await ctx.tick()
+
+    with pytest.raises(AssertionError, match="an exclusive client above c requests while busy is low"):
+        simulate(dut, testbench, "memory_after_busy_checks")
+
+
+def test_after_busy_names_must_be_read_clients():
+    with pytest.raises(ValueError, match="after_busy clients must be read clients; unknown: x"):
+        MemorySystem(CFG_ODD, [["a"]], ["x"], after_busy=("x",))
+
+
 def test_exclusive_names_must_be_clients():
     with pytest.raises(ValueError, match="exclusive clients must be read or write clients; unknown: q"):
         MemorySystem(CFG_ODD, [["a"]], ["x"], exclusive=("a", "q"))
