@@ -303,11 +303,9 @@ class VectorAlu(wiring.Component):
         # Selects and constants are functions of `cfg` only, which the engine sets (PREP) at
         # least a cycle before a beat's first S1 cycle: registering them takes the decoding
         # of the kind out of the path from the operands through the adder.
-        # (kept flip-flops on the ECP5: yosys merged the narrow ALU's MEDIAN select with the
-        # wide ALU's and the pipeline's `is_median`, one register driving 76 loads over 24
-        # tiles into the narrow ALU's A2, 17.0 ns in the placed `base`, session 46)
         def route_sel(name, cond):
-            sel, = replicas(m, platform, cond, 1, "a1_sel_" + name, reset_less=True)   # (loaded in every cycle)
+            sel = Signal(name="a1_sel_" + name, reset_less=True)    # (loaded in every cycle, like the words)
+            m.d.sync += sel.eq(cond)
             return sel
 
         def route_word(name, value):
