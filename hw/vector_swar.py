@@ -136,7 +136,7 @@ class Lanes:
             self.m.d.comb += out.eq(reduce(or_, terms, Const(0, len(out))))
         elif module is None and self._lsel_copies and sels[0] is self.lsel:
             # (a value that is an expression becomes a signal first: sliced per slice, the
-            # expression would be built once per slice -- 4,900 LUT4s more in `base`)
+            # expression would be built once per slice)
             words = [(code, v if isinstance(v, (int, Const, Signal)) else self.comb(v, "case", len(out)))
                      for code, v in cases]
             for j, lo in enumerate(range(0, len(out), SLICE_BITS)):
