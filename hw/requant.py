@@ -21,11 +21,13 @@ with a 7-bit amount. ``clip_min``/``clip_max`` are signed 16-bit, so the clipped
 value is a signed 16-bit number and the final saturation only needs the result
 unit's bounds (``sat_lo``/``sat_hi``, 17-bit signed, from `sat_bounds`).
 
-The multiplication takes three pipeline stages: (acc + bias), cut into three
-unsigned 17-bit digits and a signed 3-bit one, times the low 17 and the high 16
-bits of ``mul`` (both read as unsigned), eight tile products no wider than one
-multiplier block, registered; then one addition per half of ``mul`` (the tiles of
-the even and of the odd digits do not overlap: concatenated, not added); then the
+The multiplication takes five pipeline stages: the operands registered again for
+the multiplier blocks alone; (acc + bias), cut into three unsigned 17-bit digits and
+a signed 3-bit one, times the low 17 and the high 16 bits of ``mul`` (both read as
+unsigned), eight tile products no wider than one multiplier block, registered, and
+registered again (so each block has flip-flops of its own on both sides, which the
+placer can put beside it); then one addition per half of ``mul`` (the tiles of the
+even and of the odd digits do not overlap: concatenated, not added); then the
 product. ``mul``'s sign (-(acc + bias) * 2**33, its high half being read as
 unsigned) is folded into the rounding constant. Each tile is a plain ``*``, which
 synthesis maps onto the FPGA's multiplier blocks (on the ECP5: one MULT18X18D each,
@@ -40,10 +42,10 @@ computed a stage earlier), all four comparisons in parallel, and picks the resul
 from their flags (the offset is added only to the low 17 bits, which is the result
 whenever it lies inside the bounds).
 
-Latency ``LATENCY`` = 8 cycles from ``i_valid`` to ``o_valid`` while ``en`` is high;
+Latency ``LATENCY`` = 10 cycles from ``i_valid`` to ``o_valid`` while ``en`` is high;
 throughput one element per cycle. ``en`` low freezes every stage (the consumer
 is full). With ``stage_enables``, ``en`` has one bit per stage (bit k: the registers
-of stage k, the output's at 7), each meant to be a register copy of the same enable,
+of stage k, the output's at 9), each meant to be a register copy of the same enable,
 so that no single net reaches the pipeline's 2,000 flip-flops (the drain's copies).
 ``i_tag`` travels with the element to ``o_tag``; ``busy`` is high while an element
 is in any stage (including ``o_valid``).
@@ -94,7 +96,7 @@ class Requantiser(wiring.Component):
     """CONV2D requantisation, one element per cycle (module docstring).
     ``LATENCY`` cycles while ``en`` is high."""
 
-    LATENCY = 8
+    LATENCY = 10
 
     def __init__(self, tag_bits: int = 4, stage_enables: bool = False):
         self.tag_bits = tag_bits
@@ -150,61 +152,73 @@ class Requantiser(wiring.Component):
         mul1 = pipe(1, "s1_mul", mul0)
         c1 = carry(1, zip([n for n, _ in ctl], c0))
 
-        # stages 2-4: the product. Stage 2 registers the eight tile products of (acc + bias),
+        # stages 2-6: the product. The multiplier blocks have a register stage on each side of
+        # their own (2: the operands, 3: the tile products; 4: the products again): in the
+        # placed `base` the flip-flops at a block's input and output stood beside the adders
+        # that use them, a 123-tile wire before the block and a 112-tile one after it (s1_mul
+        # -> a block -> s2_t11, 17.94 ns, session 47); stage 2's operands feed only the blocks
+        # and stage 3's products only stage 4, so both can stand beside the blocks.
+        # Stage 3 registers the eight tile products of (acc + bias),
         # cut into 17-bit digits (the top one signed, 3 bits), and mul's low 17 and high 16
-        # bits, both taken as unsigned: no tile is wider than one multiplier block, the
-        # flip-flops can stand beside the blocks and no adder follows a block in the same
-        # cycle (in the placed `base` a 112-tile wire ran from a block to the adders:
-        # docs/boards.md, session 25). Only the top digit's tiles are negative, so the tiles
-        # of even and of odd digits, which do not overlap, are concatenated: one addition
-        # per half of mul in stage 3, one for the product in stage 4. mul's sign (its high
-        # half read as unsigned is 2**16 too large) is -(acc + bias) * 2**33, which stage 3
-        # folds into the rounding constant; stage 5 adds both.
-        digits = [v0[lo:lo + _DIGIT].as_unsigned() for lo in range(0, _V0 - _DIGIT, _DIGIT)]
-        digits.append(v0[len(digits) * _DIGIT:].as_signed())
-        halves = (mul1[:_MUL_LO].as_unsigned(), mul1[_MUL_LO:].as_unsigned())
+        # bits, both taken as unsigned: no tile is wider than one multiplier block and no
+        # adder follows a block in the same cycle (in the placed `base` a 112-tile wire ran
+        # from a block to the adders: docs/boards.md, session 25). Only the top digit's tiles
+        # are negative, so the tiles of even and of odd digits, which do not overlap, are
+        # concatenated: one addition per half of mul in stage 5, one for the product in
+        # stage 6. mul's sign (its high half read as unsigned is 2**16 too large) is
+        # -(acc + bias) * 2**33, which stage 5 folds into the rounding constant; stage 7
+        # adds both.
+        v0_2 = pipe(2, "s2_v0", v0)
+        mul2 = pipe(2, "s2_mul", mul1)
+        neg = pipe(2, "s2_neg", Mux(mul1[-1], v0, 0), signed(_V0))          # mul's sign correction
+        c2 = carry(2, zip([n for n, _ in ctl], c1))
+        digits = [v0_2[lo:lo + _DIGIT].as_unsigned() for lo in range(0, _V0 - _DIGIT, _DIGIT)]
+        digits.append(v0_2[len(digits) * _DIGIT:].as_signed())
+        halves = (mul2[:_MUL_LO].as_unsigned(), mul2[_MUL_LO:].as_unsigned())
         rows = []
         for h, half in enumerate(halves):
-            t = [pipe(2, f"s2_t{h}{d}", dg * half, None if d == len(digits) - 1 else unsigned(2 * _DIGIT))
+            t = [pipe(3, f"s3_t{h}{d}", dg * half, None if d == len(digits) - 1 else unsigned(2 * _DIGIT))
                  for d, dg in enumerate(digits)]
+            t = [pipe(4, f"s4_t{h}{d}", td) for d, td in enumerate(t)]
             top = (len(t) - 1) % 2                                       # the group of the signed tile
             rows.append(tuple(Cat(*t[k::2]).as_signed() if k == top else Cat(*t[k::2]).as_unsigned()
                               for k in (0, 1)))
-        neg = pipe(2, "s2_neg", Mux(mul1[-1], v0, 0), signed(_V0))          # mul's sign correction
-        c2 = carry(2, zip([n for n, _ in ctl], c1))
-        r3 = [pipe(3, f"s3_row{h}", even + (odd << _DIGIT), signed(_V0 + _MUL_LO + 1))     # (acc + bias) * half
-              for h, (even, odd) in enumerate(rows)]
-        sh2 = c2[2]
-        half_v = Signal(signed(_SH))                                     # 2**(shift-1), 0 for shift 0
-        with m.If(sh2 != 0):
-            m.d.comb += half_v.eq(Const(1, _SH) << (sh2[:7] - 1)[:7])
-        half = pipe(3, "s3_half", half_v - (neg << (_MUL_LO + _MUL_HI)), signed(_SH))
+        neg = pipe(4, "s4_neg", pipe(3, "s3_neg", neg))
         c3 = carry(3, zip([n for n, _ in ctl], c2))
-        p3 = pipe(4, "s4_prod", r3[0] + (r3[1] << _MUL_LO), signed(_SH))
-        half = pipe(4, "s4_half", half)
         c4 = carry(4, zip([n for n, _ in ctl], c3))
-
-        # stage 5: the rounding addition; stage 6: the shift (a stage each: an 88-bit carry
-        # chain and a seven-level shifter do not fit one cycle at 100 MHz together)
-        t = pipe(5, "s5_t", p3 + half, signed(_SH))
+        r5 = [pipe(5, f"s5_row{h}", even + (odd << _DIGIT), signed(_V0 + _MUL_LO + 1))     # (acc + bias) * half
+              for h, (even, odd) in enumerate(rows)]
+        sh4 = c4[2]
+        half_v = Signal(signed(_SH))                                     # 2**(shift-1), 0 for shift 0
+        with m.If(sh4 != 0):
+            m.d.comb += half_v.eq(Const(1, _SH) << (sh4[:7] - 1)[:7])
+        half = pipe(5, "s5_half", half_v - (neg << (_MUL_LO + _MUL_HI)), signed(_SH))
         c5 = carry(5, zip([n for n, _ in ctl], c4))
-        _, _, sh5, scale5, cmin5, cmax5, lo5, hi5 = c5
-        v2 = pipe(6, "s6_v2", Mux(sh5 >= _LIMIT, 0, t >> sh5[:7]), signed(_SH))
+        p6 = pipe(6, "s6_prod", r5[0] + (r5[1] << _MUL_LO), signed(_SH))
+        half = pipe(6, "s6_half", half)
         c6 = carry(6, zip([n for n, _ in ctl], c5))
+
+        # stage 7: the rounding addition; stage 8: the shift (a stage each: an 88-bit carry
+        # chain and a seven-level shifter do not fit one cycle at 100 MHz together)
+        t = pipe(7, "s7_t", p6 + half, signed(_SH))
+        c7 = carry(7, zip([n for n, _ in ctl], c6))
+        _, _, sh7, scale7, cmin7, cmax7, lo7, hi7 = c7
+        v2 = pipe(8, "s8_v2", Mux(sh7 >= _LIMIT, 0, t >> sh7[:7]), signed(_SH))
+        c8 = carry(8, zip([n for n, _ in ctl], c7))
         # the bounds moved to v2's side of the comparisons (v2 + scale < cmin <=> v2 < cmin -
-        # scale, ...), so stage 7 compares v2 with all four at once instead of adding scale
+        # scale, ...), so stage 9 compares v2 with all four at once instead of adding scale
         # first and then clipping and saturating in series
-        kmin, kmax, klo, khi = (pipe(6, f"s6_k{nm}", bound - scale5, signed(_CMP))
-                                for nm, bound in (("min", cmin5), ("max", cmax5), ("lo", lo5), ("hi", hi5)))
-        c_gt = pipe(6, "s6_cmin_gt_cmax", cmin5 > cmax5)
-        lo_c = pipe(6, "s6_lo_c", Mux(lo5 > hi5, hi5, lo5))                 # min(lo, hi)
+        kmin, kmax, klo, khi = (pipe(8, f"s8_k{nm}", bound - scale7, signed(_CMP))
+                                for nm, bound in (("min", cmin7), ("max", cmax7), ("lo", lo7), ("hi", hi7)))
+        c_gt = pipe(8, "s8_cmin_gt_cmax", cmin7 > cmax7)
+        lo_c = pipe(8, "s8_lo_c", Mux(lo7 > hi7, hi7, lo7))                 # min(lo, hi)
 
         def saturate(v):                                                 # min(max(v, lo), hi)
-            return Mux(v > hi5, hi5, Mux(v < lo5, lo5, v))
-        sat_min, sat_max = pipe(6, "s6_sat_min", saturate(cmin5)), pipe(6, "s6_sat_max", saturate(cmax5))
+            return Mux(v > hi7, hi7, Mux(v < lo7, lo7, v))
+        sat_min, sat_max = pipe(8, "s8_sat_min", saturate(cmin7)), pipe(8, "s8_sat_max", saturate(cmax7))
 
-        # stage 7: output offset, clip, saturate
-        valid6, tag6, _, scale6, _, _, _, hi6 = c6
+        # stage 9: output offset, clip, saturate
+        valid8, tag8, _, scale8, _, _, _, hi8 = c8
         # the bounds are _CMP-bit signed, so v2 is compared in _CMP bits where it fits them and
         # is above or below all four where it does not: the flags of its high bits (a LUT tree
         # beside the carry chains) instead of four 88-bit carry chains (9.7 ns of cells placed)
@@ -220,14 +234,14 @@ class Requantiser(wiring.Component):
         lt_min, gt_max = lt(kmin), gt(kmax)                              # v3 < cmin, v3 > cmax
         lt_lo, gt_hi = lt(klo), gt(khi)                                  # v3 < lo, v3 > hi
         v3 = Signal(signed(OUT_BITS))      # v2 + scale where it is the clipped value (in 16 bits)
-        m.d.comb += v3.eq(v2[:OUT_BITS] + scale6[:OUT_BITS])
+        m.d.comb += v3.eq(v2[:OUT_BITS] + scale8[:OUT_BITS])
         # a = max(v3, cmin); b = min(a, cmax): cmax where a > cmax, else a
         to_max = Mux(lt_min, c_gt, gt_max)
-        out = Mux(to_max, sat_max, Mux(lt_min, sat_min, Mux(lt_lo, lo_c, Mux(gt_hi, hi6, v3))))
-        value = Signal.like(self.value, name="s7_value", reset_less=True)       # data: under o_valid
-        o_tag = Signal.like(self.o_tag, name="s7_tag", reset_less=True)
+        out = Mux(to_max, sat_max, Mux(lt_min, sat_min, Mux(lt_lo, lo_c, Mux(gt_hi, hi8, v3))))
+        value = Signal.like(self.value, name="s9_value", reset_less=True)       # data: under o_valid
+        o_tag = Signal.like(self.o_tag, name="s9_tag", reset_less=True)
         m.d.comb += [self.value.eq(value), self.o_tag.eq(o_tag)]
-        with m.If(stage_en(7)):
-            m.d.sync += [value.eq(out), self.o_valid.eq(valid6), o_tag.eq(tag6)]
-        m.d.comb += self.busy.eq(Cat(c[0] for c in (c0, c1, c2, c3, c4, c5, c6)).any() | self.o_valid)
+        with m.If(stage_en(9)):
+            m.d.sync += [value.eq(out), self.o_valid.eq(valid8), o_tag.eq(tag8)]
+        m.d.comb += self.busy.eq(Cat(c[0] for c in (c0, c1, c2, c3, c4, c5, c6, c7, c8)).any() | self.o_valid)
         return m

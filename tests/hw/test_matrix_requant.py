@@ -137,3 +137,35 @@ def run_pipeline(els, stage_enables):
         want = requantise(acc, bias, mul, shift, scale, cmin, cmax, lo, hi)
         assert val == want, (f"element {k}: acc={acc} bias={bias} mul={mul} shift={shift} scale={scale} "
                              f"clip=[{cmin}, {cmax}] {unit.mnemonic}: RTL {val}, expected {want}")
+
+
+def test_latency():
+    """With ``en`` high an element leaves exactly ``LATENCY`` cycles after it entered,
+    and ``busy`` is high from the cycle after it entered until it has left."""
+    dut = Requantiser(tag_bits=4)
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    seen = []
+
+    async def bench(ctx):
+        ctx.set(dut.en, 1)
+        acc, bias, mul, shift, scale, cmin, cmax, unit = elements(1, 3)[0]
+        lo, hi = sat_bounds(unit)
+        for s, v in ((dut.acc, acc), (dut.bias, bias), (dut.mul, mul), (dut.shift, shift),
+                     (dut.scale, scale), (dut.clip_min, cmin), (dut.clip_max, cmax),
+                     (dut.sat_lo, lo), (dut.sat_hi, hi), (dut.i_tag, 5)):
+            ctx.set(s, v)
+        ctx.set(dut.i_valid, 1)
+        await ctx.tick()
+        ctx.set(dut.i_valid, 0)
+        for cycle in range(1, Requantiser.LATENCY + 3):
+            seen.append((cycle, ctx.get(dut.o_valid), ctx.get(dut.busy)))
+            if ctx.get(dut.o_valid):
+                assert ctx.get(dut.o_tag) == 5
+                assert ctx.get(dut.value) == requantise(acc, bias, mul, shift, scale, cmin, cmax, lo, hi)
+            await ctx.tick()
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert [c for c, v, _ in seen if v] == [Requantiser.LATENCY]
+    assert [c for c, _, b in seen if b] == list(range(1, Requantiser.LATENCY + 1))
