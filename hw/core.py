@@ -14,7 +14,7 @@ instruction) and a write monitor (the row and byte enables of every data-memory
 write), from which simulation harnesses rebuild the golden model's retire trace.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from amaranth.hdl import Assert, Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -52,12 +52,14 @@ def DomainItem():
 class Core(wiring.Component):
     """The whole core for one `CoreConfig`. `mem_init` (bytes) preloads the data memory
     (simulation); `key_timeout` overrides the configuration's; `checks`: simulation-only
-    ``Assert``s on the memory system's guarantees (`MemorySystem.after_busy`)."""
+    ``Assert``s on the memory system's guarantees (`MemorySystem.after_busy`) and on the
+    core's own register copies (`decoding`, `inst`)."""
 
     def __init__(self, config, *, mem_init=b"", key_timeout=None, checks=False):
         self.config = config
         self._mem_init = bytes(mem_init)
         self._key_timeout = key_timeout
+        self._checks = checks
         members = {
             "wb": In(WishboneSignature()),
             "retire_valid": Out(1),             # one RetireRecord per instruction (no back-pressure)
@@ -145,8 +147,14 @@ class Core(wiring.Component):
         # --- architectural state ----------------------------------------------------
         # The instruction being executed stays at the fetcher's output (`item`) and its
         # operand table at the loader's response (`table`) until it retires or faults:
-        # both are transferred only then, so the core keeps no copy of either.
+        # both are transferred only then, so the core keeps no copy of either -- except
+        # the payload the decoder reads where the fetcher selects it through multiplexers
+        # (`inst`, loaded in NEXT: the decoder's inputs are then registers, where the
+        # fetcher's `sub`, fan-out 214 over 92 tiles, ran through the payload selection and
+        # the decode ROM into `has_table` and the decoder's fault, 16.3 ns in the placed
+        # `base`, session 47).
         item = fetch.out.payload
+        inst = item.payload if fetch.head_is_register else Signal(len(item.payload), name="inst", reset_less=True)
         table = loader.rsp.payload.table
         index = Signal(32)
         cycles = Signal(64)
@@ -172,7 +180,7 @@ class Core(wiring.Component):
             m.d.comb += mem.busy.eq(mem_busy)
         port0_engines = {name for name, _, _ in self._two_reader_engines(cfg)}
 
-        m.d.comb += dec.payload.eq(item.payload)
+        m.d.comb += dec.payload.eq(inst)
         sync_ctrl = dec.sync
 
         def sync_field(name):                   # a field of the SYNC_CTRL word (golden/isa)
@@ -210,7 +218,7 @@ class Core(wiring.Component):
         # equal field multiplexers, so the data-move engine's base difference was computed
         # beside the matrix engine (as_code -> the merged `src` field -> src - dst ->
         # `near_d`, 16.6 ns in the placed `base`, session 42)
-        decoding = Signal()
+        decoding = Signal()                     # the state is DECODE (a register: see below)
         as_copies = own_replicas(m, platform, lambda q: Mux(decoding, dec.as_code, q), len(as_code), len(engines),
                                  "as_code")
         for eng, eng_as in zip(engines.values(), as_copies):
@@ -288,7 +296,12 @@ class Core(wiring.Component):
         # fetcher's range check (a 64-bit compare) -> its fault was 7.0 ns of cells, 15.9 ns
         # placed (session 43)
         m.d.comb += fetch.start_addr.eq(host.start_addr)
-        with m.FSM():
+        # `decoding` is a register set on the way into DECODE (one cycle long): as the
+        # state's decode, yosys shared its LUT with the state's next value, 64 tiles from
+        # the state register (fsm_state -> that LUT -> the sync unit's answer -> fsm_state,
+        # 17.06 ns in the placed `base`, session 47)
+        m.d.sync += decoding.eq(0)
+        with m.FSM() as fsm:
             with m.State("IDLE"):
                 with m.If(host.clear):
                     m.d.sync += [stopped.eq(0), reason.eq(0), fault.eq(0), fault_pc.eq(0),
@@ -303,6 +316,8 @@ class Core(wiring.Component):
                 # Take the next instruction; a domain instruction whose port is ready
                 # retires in this very cycle.
                 fi = fetch.out.payload
+                if inst is not item.payload:
+                    m.d.sync += inst.eq(fi.payload)      # (it holds from here until the item retires)
                 for did, port in domain_ports.items():
                     with m.If(fetch.out.valid & (fi.did == did) & (fi.fault == 0)):
                         m.d.comb += [port.valid.eq(1), port.payload.pc.eq(fi.pc),
@@ -331,7 +346,7 @@ class Core(wiring.Component):
                 with m.Elif(route_unity):
                     # the decoder's verdict, registered: keeps the decode ROM and the
                     # reserved-bit checks off the paths through the retire logic
-                    m.d.sync += dec_fault.eq(dec.fault)
+                    m.d.sync += [dec_fault.eq(dec.fault), decoding.eq(1)]
                     m.next = "DECODE"
                 with m.Elif(route_absent):
                     # a STANDARD or CUSTOM domain without a port (ported ones never get here)
@@ -340,7 +355,6 @@ class Core(wiring.Component):
                     raise_fault(m, Fault.RESERVED_DID)
 
             with m.State("DECODE"):
-                m.d.comb += decoding.eq(1)
                 m.d.sync += [op_ai.eq(dec.section == Section.AI), op_code.eq(dec.op_code),
                              as_code.eq(dec.as_code), is_exit.eq(dec.is_exit),
                              has_table.eq(dec.has_table), descriptor.eq(dec.descriptor),
@@ -428,4 +442,9 @@ class Core(wiring.Component):
                 m.d.sync += [busy.eq(0), stopped.eq(1)]
                 m.next = "IDLE"
 
+        if self._checks:
+            m.d.sync += Assert(decoding == fsm.ongoing("DECODE"), "Core: decoding differs from the state")
+            if inst is not item.payload:
+                holding = ~(fsm.ongoing("IDLE") | fsm.ongoing("NEXT") | fsm.ongoing("STOP"))
+                m.d.sync += Assert(~holding | (inst == item.payload), "Core: inst differs from the fetcher's item")
         return m

@@ -135,6 +135,13 @@ class Fetcher(wiring.Component):
     def depth(self) -> int:
         return self._depth
 
+    @property
+    def head_is_register(self) -> bool:
+        """Whether ``out.payload.payload`` is a buffer register as it stands (one entry of
+        one instruction); otherwise the read pointer and ``sub`` select it through
+        multiplexers."""
+        return self._depth == 1 and self._config.row_bytes <= PAYLOAD_BYTES
+
     def elaborate(self, platform):
         m = Module()
         cfg, depth = self._config, self._depth
