@@ -303,7 +303,10 @@ class VectorAlu(wiring.Component):
         # Selects and constants are functions of `cfg` only, which the engine sets (PREP) at
         # least a cycle before a beat's first S1 cycle: registering them takes the decoding
         # of the kind out of the path from the operands through the adder.
-        def route_sel(name, cond):
+        def route_sel(name, cond, kept=False):
+            if kept:                                   # a flip-flop yosys does not merge (see MEDIAN's)
+                sel, = replicas(m, platform, cond, 1, "a1_sel_" + name, reset_less=True)
+                return sel
             sel = Signal(name="a1_sel_" + name, reset_less=True)    # (loaded in every cycle, like the words)
             m.d.sync += sel.eq(cond)
             return sel
@@ -321,7 +324,13 @@ class VectorAlu(wiring.Component):
         c_clip, c_abs, c_sign = kind_is(Kind.CLIP), kind_is(Kind.ABS), kind_is(Kind.SIGN)
         c_asr, c_med = kind_is(Kind.ASR), kind_is(Kind.MEDIAN)
         c_ab = ~(c_tlt | c_tgt | c_clip | c_abs | c_sign | c_asr | c_med)      # a - b: every other kind
-        s_med, s_asr, s_abs = route_sel("med", c_med), route_sel("asr", c_asr), route_sel("abs", c_abs)
+        # MEDIAN's select is kept where MEDIAN is built: yosys merged the narrow ALU's with the
+        # wide ALU's and the pipeline's `is_median`, one register driving 76 loads over 24
+        # tiles into the narrow ALU's A2 (17.0 ns in the placed `base`, session 46). Only
+        # there: a kept flip-flop of a kind not built is no longer a constant that yosys
+        # folds (every select kept cost the narrow ALU 576 LUT4s, session 47).
+        s_med = route_sel("med", c_med, kept=Kind.MEDIAN in self.kinds)
+        s_asr, s_abs = route_sel("asr", c_asr), route_sel("abs", c_abs)
         s_med_b = s_med & first_med                    # MEDIAN's first cycle: a < b; then a < c
         s_med_c = s_med & ~first_med
 

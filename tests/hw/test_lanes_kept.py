@@ -5,14 +5,21 @@ constants) or `registered` (the narrow path's, the packing's): every constant is
 and distinct bit function, where ordinary registers of the constants are merged
 across slices (session 38: one flip-flop per distinct bit for the whole word).
 With `sliced_lsel` (the full-rate ALU's choices by lane width) each 64-bit slice of a
-choice follows a copy of ``lsel`` of its own, a cycle later, and the data at once."""
+choice follows a copy of ``lsel`` of its own, a cycle later, and the data at once.
+The vector ALU's MEDIAN select is kept only where MEDIAN is built."""
+
+import re
 
 import pytest
+from amaranth.back import rtlil
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
+from xdsa.hw.synth import FlowPlatform
+from xdsa.hw.vector_alu import VectorAlu
+from xdsa.hw.vector_ops import Kind
 from xdsa.hw.vector_swar import LANE_BITS, Lanes, lane_const
 
 from yosys_netlist import yosys_cells
@@ -116,3 +123,13 @@ def test_ecp5_keeps_a_copy_of_the_lane_width_per_slice(tmp_path):
     """Three bits of ``lsel`` for each of the two 64-bit slices."""
     cells = yosys_cells(tmp_path, _Choice(), family="ecp5").values()
     assert sum(c["type"] == "TRELLIS_FF" for c in cells) == 6
+
+
+@pytest.mark.parametrize("kinds, kept", [((Kind.MEDIAN, Kind.ADD), ["a1_sel_med_r0_ff0"]),
+                                         ((Kind.ADD, Kind.ABS), [])])
+def test_ecp5_keeps_the_median_select_only_where_median_is_built(kinds, kept):
+    """An ALU's MEDIAN operand select is a kept flip-flop on the ECP5 where the ALU builds
+    MEDIAN (yosys merged it with other ALUs' selects), and its other selects are plain
+    registers (kept, the selects of kinds not built would not fold to constants)."""
+    text = rtlil.convert(VectorAlu(64, kinds), name="top", platform=FlowPlatform("ecp5"))
+    assert sorted(set(re.findall(r"cell .TRELLIS_FF .(a1_sel_[a-z0-9_]+)", text))) == kept
