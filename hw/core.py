@@ -154,7 +154,8 @@ class Core(wiring.Component):
         # the decode ROM into `has_table` and the decoder's fault, 16.3 ns in the placed
         # `base`, session 47).
         item = fetch.out.payload
-        inst = item.payload if fetch.head_is_register else Signal(len(item.payload), name="inst", reset_less=True)
+        inst_copy = not fetch.head_is_register
+        inst = Signal(len(item.payload), name="inst", reset_less=True) if inst_copy else item.payload
         table = loader.rsp.payload.table
         index = Signal(32)
         cycles = Signal(64)
@@ -316,7 +317,7 @@ class Core(wiring.Component):
                 # Take the next instruction; a domain instruction whose port is ready
                 # retires in this very cycle.
                 fi = fetch.out.payload
-                if inst is not item.payload:
+                if inst_copy:
                     m.d.sync += inst.eq(fi.payload)      # (it holds from here until the item retires)
                 for did, port in domain_ports.items():
                     with m.If(fetch.out.valid & (fi.did == did) & (fi.fault == 0)):
@@ -444,7 +445,7 @@ class Core(wiring.Component):
 
         if self._checks:
             m.d.sync += Assert(decoding == fsm.ongoing("DECODE"), "Core: decoding differs from the state")
-            if inst is not item.payload:
+            if inst_copy:
                 holding = ~(fsm.ongoing("IDLE") | fsm.ongoing("NEXT") | fsm.ongoing("STOP"))
                 m.d.sync += Assert(~holding | (inst == item.payload), "Core: inst differs from the fetcher's item")
         return m
