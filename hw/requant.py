@@ -134,23 +134,25 @@ class Requantiser(wiring.Component):
                 m.d.sync += r.eq(value)
             return r
 
-        # the control values and the element's tag travel alongside
-        def carry(stage, sigs):
-            return [pipe(stage, f"s{stage}_{name}", s, reset_less=name != "valid") for name, s in sigs]
-
+        # the control values and the element's tag travel alongside: `carry` registers the
+        # values of the stage before (in the order of `ctl`) into stage `stage`
         ctl = [("valid", self.i_valid), ("tag", self.i_tag), ("shift", self.shift),
                ("scale", self.scale), ("cmin", self.clip_min), ("cmax", self.clip_max),
                ("lo", self.sat_lo), ("hi", self.sat_hi)]
 
+        def carry(stage, values):
+            return [pipe(stage, f"s{stage}_{name}", v, reset_less=name != "valid")
+                    for (name, _), v in zip(ctl, values)]
+
         # stage 0: the inputs, registered (the accumulator comes straight from a block RAM
         # and the drain's lane selection)
         acc0, bias0, mul0 = pipe(0, "s0_acc", self.acc), pipe(0, "s0_bias", self.bias), pipe(0, "s0_mul", self.mul)
-        c0 = carry(0, ctl)
+        c0 = carry(0, [v for _, v in ctl])
 
         # stage 1: acc + bias (and the multiplier operand)
         v0 = pipe(1, "s1_v0", acc0 + bias0, signed(_V0))
         mul1 = pipe(1, "s1_mul", mul0)
-        c1 = carry(1, zip([n for n, _ in ctl], c0))
+        c1 = carry(1, c0)
 
         # stages 2-6: the product. The multiplier blocks have a register stage on each side of
         # their own (2: the operands, 3: the tile products; 4: the products again): in the
@@ -171,7 +173,7 @@ class Requantiser(wiring.Component):
         v0_2 = pipe(2, "s2_v0", v0)
         mul2 = pipe(2, "s2_mul", mul1)
         neg = pipe(2, "s2_neg", Mux(mul1[-1], v0, 0), signed(_V0))          # mul's sign correction
-        c2 = carry(2, zip([n for n, _ in ctl], c1))
+        c2 = carry(2, c1)
         digits = [v0_2[lo:lo + _DIGIT].as_unsigned() for lo in range(0, _V0 - _DIGIT, _DIGIT)]
         digits.append(v0_2[len(digits) * _DIGIT:].as_signed())
         halves = (mul2[:_MUL_LO].as_unsigned(), mul2[_MUL_LO:].as_unsigned())
@@ -184,8 +186,8 @@ class Requantiser(wiring.Component):
             rows.append(tuple(Cat(*t[k::2]).as_signed() if k == top else Cat(*t[k::2]).as_unsigned()
                               for k in (0, 1)))
         neg = pipe(4, "s4_neg", pipe(3, "s3_neg", neg))
-        c3 = carry(3, zip([n for n, _ in ctl], c2))
-        c4 = carry(4, zip([n for n, _ in ctl], c3))
+        c3 = carry(3, c2)
+        c4 = carry(4, c3)
         r5 = [pipe(5, f"s5_row{h}", even + (odd << _DIGIT), signed(_V0 + _MUL_LO + 1))     # (acc + bias) * half
               for h, (even, odd) in enumerate(rows)]
         sh4 = c4[2]
@@ -193,18 +195,18 @@ class Requantiser(wiring.Component):
         with m.If(sh4 != 0):
             m.d.comb += half_v.eq(Const(1, _SH) << (sh4[:7] - 1)[:7])
         half = pipe(5, "s5_half", half_v - (neg << (_MUL_LO + _MUL_HI)), signed(_SH))
-        c5 = carry(5, zip([n for n, _ in ctl], c4))
+        c5 = carry(5, c4)
         p6 = pipe(6, "s6_prod", r5[0] + (r5[1] << _MUL_LO), signed(_SH))
         half = pipe(6, "s6_half", half)
-        c6 = carry(6, zip([n for n, _ in ctl], c5))
+        c6 = carry(6, c5)
 
         # stage 7: the rounding addition; stage 8: the shift (a stage each: an 88-bit carry
         # chain and a seven-level shifter do not fit one cycle at 100 MHz together)
         t = pipe(7, "s7_t", p6 + half, signed(_SH))
-        c7 = carry(7, zip([n for n, _ in ctl], c6))
+        c7 = carry(7, c6)
         _, _, sh7, scale7, cmin7, cmax7, lo7, hi7 = c7
         v2 = pipe(8, "s8_v2", Mux(sh7 >= _LIMIT, 0, t >> sh7[:7]), signed(_SH))
-        c8 = carry(8, zip([n for n, _ in ctl], c7))
+        c8 = carry(8, c7)
         # the bounds moved to v2's side of the comparisons (v2 + scale < cmin <=> v2 < cmin -
         # scale, ...), so stage 9 compares v2 with all four at once instead of adding scale
         # first and then clipping and saturating in series
