@@ -97,10 +97,13 @@ class _Tiles:
     register of its own, so a request adds one tile offset, not two). Whether the
     tile is the last is a register too, loaded with the next tile's (`reset` and
     `advance`): compared from the counters, c0 -> c0 + n >= C -> the block's end ->
-    the walk's counters was 16.3 ns in the placed `base` (session 44)."""
+    the walk's counters was 16.3 ns in the placed `base` (session 44). ``per_tap(ky,
+    kx)`` gives (register, value) pairs of the caller's own per-tile registers, loaded
+    whenever the tap (ky, kx) changes with the tap's value."""
 
-    def __init__(self, m, prefix, aw):
+    def __init__(self, m, prefix, aw, per_tap=None):
         self.m = m
+        self.per_tap = per_tap
         self.ky = Signal(5, name=f"{prefix}_ky")
         self.kx = Signal(5, name=f"{prefix}_kx")
         self.c0 = Signal(13, name=f"{prefix}_c0")
@@ -126,9 +129,13 @@ class _Tiles:
         return Assert(self.is_last == self._last_at(g, n, self.ky, self.kx, self.c0),
                       f"{what}: the last-tile register differs from the counters")
 
+    def _tap(self, ky, kx):
+        return [] if self.per_tap is None else [reg.eq(value) for reg, value in self.per_tap(ky, kx)]
+
     def reset(self, g, n):
         return [self.ky.eq(0), self.kx.eq(0), self.c0.eq(0), self.ky_off.eq(0), self.pk_off.eq(0),
-                self.c_off.eq(0), self.off.eq(0), self.is_last.eq(self._last_at(g, n, 0, 0, 0))]
+                self.c_off.eq(0), self.off.eq(0), self.is_last.eq(self._last_at(g, n, 0, 0, 0)),
+                *self._tap(0, 0)]
 
     def advance(self, g, n, ls, xs, cs_n):
         """Statements moving to the next tile (wrapping to the first after the last)."""
@@ -141,16 +148,18 @@ class _Tiles:
             with m.If(self.kx + 1 < g.KW):
                 m.d.sync += [self.kx.eq(self.kx + 1), self.pk_off.eq(self.pk_off + xs),
                              self.off.eq(self.pk_off + xs),
-                             self.is_last.eq(self._last_at(g, n, self.ky, self.kx + 1, 0))]
+                             self.is_last.eq(self._last_at(g, n, self.ky, self.kx + 1, 0)),
+                             *self._tap(self.ky, self.kx + 1)]
             with m.Else():
                 m.d.sync += self.kx.eq(0)
                 with m.If(self.ky + 1 < g.KH):
                     m.d.sync += [self.ky.eq(self.ky + 1), self.ky_off.eq(self.ky_off + ls),
                                  self.pk_off.eq(self.ky_off + ls), self.off.eq(self.ky_off + ls),
-                                 self.is_last.eq(self._last_at(g, n, self.ky + 1, 0, 0))]
+                                 self.is_last.eq(self._last_at(g, n, self.ky + 1, 0, 0)),
+                                 *self._tap(self.ky + 1, 0)]
                 with m.Else():
                     m.d.sync += [self.ky.eq(0), self.ky_off.eq(0), self.pk_off.eq(0), self.off.eq(0),
-                                 self.is_last.eq(self._last_at(g, n, 0, 0, 0))]
+                                 self.is_last.eq(self._last_at(g, n, 0, 0, 0)), *self._tap(0, 0)]
 
 
 class _Packed:
@@ -252,7 +261,17 @@ class ActivationAGU(wiring.Component):
         n, pb, AW = self.n, self.pb, self.addr_bits
         g = self.geo
         ln, lpb = exact_log2(n), exact_log2(pb)
-        tl = _Tiles(m, "act", AW)
+        # the tap's bounds on the output pixel's (y, x): y + ky - T in 0 .. H - 1 is y in
+        # T - ky .. H + T - ky - 1 (likewise x), registers loaded with the tap, so a request
+        # compares y and x with registers (act_ky -> y + ky - T -> the compares -> the
+        # active lanes -> gather A's queue was 17.05 ns in the placed `base`, session 48)
+        # (data: loaded with the tap, which the start resets)
+        tap_lim = {k: Signal(signed(16), name=f"act_tap_{k}", reset_less=True) for k in ("y_lo", "y_hi", "x_lo", "x_hi")}
+
+        def per_tap(ky, kx):
+            return [(tap_lim["y_lo"], g.T - ky), (tap_lim["y_hi"], g.H + g.T - ky),
+                    (tap_lim["x_lo"], g.L - kx), (tap_lim["x_hi"], g.W + g.L - kx)]
+        tl = _Tiles(m, "act", AW, per_tap)
         pk = _Packed(m, "act", AW, g, n, g.fm_lsz, g.act_ls)
 
         # positions: block start (blk_*) and current (cur_*); ``base`` = rowbase + xoff, a
@@ -288,10 +307,9 @@ class ActivationAGU(wiring.Component):
         nb = Signal(lpb + 1)                         # positions in the block: min(left, pb), a register
 
         # the request
-        py = Signal(signed(16))
-        px = Signal(signed(16))
-        m.d.comb += [py.eq(cur["y"] + tl.ky - g.T), px.eq(cur["x"] + tl.kx - g.L)]
-        inside = (py >= 0) & (py < g.H) & (px >= 0) & (px < g.W)
+        y, x = cur["y"], cur["x"]
+        inside = ((y >= tap_lim["y_lo"]) & (y < tap_lim["y_hi"])
+                  & (x >= tap_lim["x_lo"]) & (x < tap_lim["x_hi"]))
         lanes = thermometer(m, g.C - tl.c0, n, "act_lanes")      # the first min(C - c0, n) lanes
         last_pos = i + 1 == nb
         last_tile = Signal()
@@ -327,6 +345,10 @@ class ActivationAGU(wiring.Component):
         if self.checks:
             with m.If(running):
                 m.d.sync += tl.check(g, n, "ActivationAGU")
+            py, px = cur["y"] + tl.ky - g.T, cur["x"] + tl.kx - g.L
+            with m.If(self.req.valid & ~g.packed):
+                m.d.sync += Assert(inside == ((py >= 0) & (py < g.H) & (px >= 0) & (px < g.W)),
+                                   "ActivationAGU: the tap's bounds differ from y + ky - T, x + kx - L")
             ya = cur["y"] + pky_t
             with m.If(self.req.valid & g.packed):
                 m.d.sync += Assert((ok_a == ((ya >= 0) & (ya < g.H))) & (ok_b == ((ya + 1 >= 0) & (ya + 1 < g.H))),

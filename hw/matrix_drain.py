@@ -30,7 +30,9 @@ writer through a two-entry register queue (`hw.reg_queue.RegQueue`), so the writ
 ``ready`` drives no path to the requantisers' stall or to the accumulator memory in
 the same cycle.
 Throughput: one position per cycle for Matrix_Mul (bounded by the writer), RQ
-accumulators per cycle for CONV2D.
+accumulators per cycle for CONV2D (the pipelines advance when, a cycle before, the
+collector and the queue held at most one vector: with at most 2 RQ kernels, a vector
+per cycle or every other, that can cost cycles; with more it does not).
 """
 
 from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal, signed, unsigned
@@ -301,17 +303,26 @@ class MatrixDrain(wiring.Component):
         lrq = exact_log2(RQ)
         jg = Signal(range(n // RQ + 1))              # the group fed next
         lane_w = ceil_log2(n) if n > 1 else 1
-        # the pipelines advance unless a complete vector waits for a full queue: en is
-        # ~col_full | wq.w_ready, and each requantiser stage reads its own register copy of
-        # it (loaded with the next cycle's value), so no single net reaches the pipelines'
-        # 4,000 flip-flops (one was the hottest net of the matrix unit in the placed `base`)
-        col_full_next = Signal()
+        # The pipelines advance (`en`) in a cycle when, a cycle before, the collector and the
+        # queue held at most one vector between them (`room`, of registers only): they hold
+        # three, at most one vector completes per cycle, so a vector or lane leaving the
+        # pipelines always finds the collector empty or moving into the queue. `en` and each
+        # requantiser stage's own copy of it (no single net reaches the pipelines' 4,000
+        # flip-flops) are registers loaded with `room`. (Stalling only when the collector was
+        # full and the queue would not take it, `en` came from this cycle's completion: the
+        # queue's count -> the last lane's exit -> the collector's next state -> 20 copies
+        # over 84 tiles was 16.5-16.8 ns in the placed `base`, session 48.) A vector per
+        # cycle or every other cycle (at most 4 kernels) can lose a cycle to this rule; with
+        # more kernels it does not stall.
         col_done = Signal()                          # a vector completes this cycle
-        en = Signal()
-        m.d.comb += [col_full_next.eq(col_done | (col_full & ~col_take)), en.eq(~col_full | wq.w_ready)]
-        m.d.sync += col_full.eq(col_full_next)
-        en_copies = replicas(m, platform, ~col_full_next | wq.w_ready_next, RQ * Requantiser.LATENCY,
-                             "rq_en", init=1)
+        room = Signal()
+        en = Signal(init=1)
+        m.d.comb += room.eq(col_full + wq.count <= 1)
+        m.d.sync += [col_full.eq(col_done | (col_full & ~col_take)), en.eq(room)]
+        en_copies = replicas(m, platform, room, RQ * Requantiser.LATENCY, "rq_en", init=1)
+        if self.checks:
+            m.d.sync += Assert(Cat(en_copies) == Mux(en, (1 << len(en_copies)) - 1, 0),
+                               "MatrixDrain: the stage enable copies differ from en")
         # whether group jg is the last and which of its lanes hold a kernel, as registers
         # loaded with jg's and desc.nk's next values: compared in the cycle, jg -> the
         # compares -> d1_take -> issue -> the accumulator memory's read enable (48 block
@@ -357,6 +368,9 @@ class MatrixDrain(wiring.Component):
                 rq.i_tag.eq(Cat(lane[:lane_w], last_lane, desc.nk, d1_idx)),
                 tag.eq(rq.o_tag),
             ]
+            if self.checks:
+                m.d.sync += Assert(~(en & rq.o_valid) | ~col_full | col_take,
+                                   "MatrixDrain: a requantised lane meets a collected vector the queue does not take")
             with m.If(en & rq.o_valid):
                 for j in range(r, n, RQ):            # the lanes this requantiser serves
                     with m.If(t_lane == j):
@@ -380,8 +394,7 @@ class MatrixDrain(wiring.Component):
         # per memory: the drain's index -> `issue` -> 24 block RAMs' enables over 79
         # tiles was the placed `base`'s worst path (16.1 ns, session 43). The fields (`conv`)
         # hold still while D1 is valid.
-        take_next = Mux(P.conv, (~col_full_next | wq.w_ready_next) & ((jg_next + 1) << lrq >= nk_next),
-                        wq.w_ready_next)
+        take_next = Mux(P.conv, room & ((jg_next + 1) << lrq >= nk_next), wq.w_ready_next)
         acc_en = replicas(m, platform, ~d1_valid_next | take_next, memories(n), "drain_acc_en", init=1)
         m.d.comb += self.acc_en.eq(Cat(acc_en))
         if self.checks:

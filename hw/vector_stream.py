@@ -441,9 +441,18 @@ class StreamWriter(wiring.Component):
         pop = q_any & self.wr_ready
         push = Signal()                             # a row request is emitted in this cycle
         take = self.in_valid & self.in_ready
-        m.d.comb += [self.in_ready.eq(can & ~at_end), self.done.eq(done)]
+        # `in_ready` (~q_full & ~at_end) as a register of its own, loaded with the next
+        # values: the LUT of the two, beside neither, fed the pipeline's stall (`w_at_end`,
+        # fan-out 179 -> that LUT 46 tiles away -> the pipeline's advance -> its output
+        # registers, 15.5 ns in the placed `base`, session 48)
+        ready = Signal(name="w_in_ready", init=1)
+        at_end_n = Signal(name="at_end_n")
+        m.d.comb += [self.in_ready.eq(ready), self.done.eq(done)]
         q_next = q_n + push - pop
-        m.d.sync += [q_n.eq(q_next), q_any.eq(q_next != 0), q_full.eq(q_next == 2)]
+        m.d.sync += [q_n.eq(q_next), q_any.eq(q_next != 0), q_full.eq(q_next == 2),
+                     ready.eq((q_next != 2) & ~at_end_n)]
+        if self.checks:
+            m.d.sync += Assert(ready == (can & ~at_end), "StreamWriter: in_ready differs from ~q_full & ~at_end")
         with m.If(pop):
             m.d.sync += rp.eq(~rp)
         with m.If(push):
@@ -545,7 +554,7 @@ class StreamWriter(wiring.Component):
 
         # `accm_zero` and `done` follow accm, at_end and the queue: the engine's control
         # (which ends a reduction's stream on `done`) reads registers, not a 64-bit compare
-        at_end_n, accm_zero_n = (Signal(name=nm) for nm in ("at_end_n", "accm_zero_n"))
+        accm_zero_n = Signal(name="accm_zero_n")
         m.d.comb += [at_end_n.eq(at_end), accm_zero_n.eq(accm_zero)]
         with m.If(self.start):
             m.d.comb += [at_end_n.eq(self.start_len == 0), accm_zero_n.eq(1)]
