@@ -27,7 +27,8 @@ Latency (cycles from the ``cmd`` transfer to ``rsp.valid``, with a memory port t
 never stalls): ``rows + 2 + L`` where ``rows = ceil((addr % row_bytes + nbytes) /
 row_bytes)``, the number of rows the table touches, and ``L`` the memory's read
 latency (``config.mem_latency``; the loader counts the responses as they come, so
-it works with any); 1 for OPTABLE_RANGE and for nbytes = 0. Throughput: one table
+it works with any); 2 for OPTABLE_RANGE (the check's verdict is registered) and 1
+for nbytes = 0. Throughput: one table
 at a time; a new command is taken in the cycle the response transfers, so
 back-to-back tables take ``rows + 2 + L`` cycles each.
 """
@@ -117,6 +118,7 @@ class OperandLoader(wiring.Component):
         offset = Signal(ob, reset_less=True)
         nbytes = Signal(NBYTES_BITS, reset_less=True)     # bytes of table to keep (read in READ only)
         fault = Signal(FAULT_BITS)
+        outside_r = Signal()                              # the command's range check failed
         buf = Signal(slots * rb * 8, reset_less=True)
 
         # --- command: range check and row count (combinational from the payload) ----------
@@ -145,13 +147,17 @@ class OperandLoader(wiring.Component):
                 # range check was the synchronous reset of its flip-flops: 17.1 ns placed)
                 nbytes.eq(c.nbytes),
             ]
-            with m.If(outside):
-                m.d.sync += [state.eq(_State.DONE), fault.eq(Fault.OPTABLE_RANGE)]
-            with m.Else():
-                m.d.sync += [state.eq(Mux(c.nbytes == 0, _State.DONE, _State.READ)), fault.eq(0)]
+            m.d.sync += [state.eq(Mux(c.nbytes == 0, _State.DONE, _State.READ)), fault.eq(0),
+                         outside_r.eq(outside)]
+        # The range check's verdict is a register, read in READ's first cycle, which
+        # requests nothing when it is set and answers the fault: the command's payload (the
+        # core's descriptor register, 43 tiles away) -> the check's carry chain -> the state
+        # was 16.0 ns in the placed `base` (session 48).
+        with m.If((state == _State.READ) & outside_r):
+            m.d.sync += [state.eq(_State.DONE), fault.eq(Fault.OPTABLE_RANGE)]
 
         # --- row requests ------------------------------------------------------------------
-        m.d.comb += [self.mem.req.valid.eq((state == _State.READ) & (req_left != 0)),
+        m.d.comb += [self.mem.req.valid.eq((state == _State.READ) & (req_left != 0) & ~outside_r),
                      self.mem.req.payload.eq(req_row)]
         with m.If(self.mem.req.valid & self.mem.req.ready):
             m.d.sync += [req_row.eq(req_row + 1), req_left.eq(req_left - 1)]
