@@ -173,15 +173,25 @@ class StreamReader(wiring.Component):
         # chains headed the path from reader 0 into the memory's address (19.6 ns, session 26)
         ahead = Signal(signed(4))
         rows_more = Signal(reset_less=True)         # irow <= lrow
+        # the request's valid (on & rows_more & ahead <= S - 1) is a register of its own,
+        # loaded with the next values (`ahead`'s three outcomes compared from the register,
+        # the late `adv` and `req_fire` picking one): the three registers' LUT, 14 tiles from
+        # them, was the head of reader 0's path into the memory's read address (15.3 ns in
+        # the placed `base`, session 48)
+        req_v = Signal(name="req_v")
         m.d.comb += [
-            self.req_valid.eq(on & rows_more & (ahead <= S - 1)),
+            self.req_valid.eq(req_v),
             self.req_row.eq(irow),
         ]
         req_fire = Signal()
-        m.d.comb += req_fire.eq(self.req_valid & self.req_ready)
+        m.d.comb += req_fire.eq(req_v & self.req_ready)
         with m.If(req_fire):
             m.d.sync += irow.eq(irow + 1)
-        m.d.sync += rows_more.eq(Mux(req_fire, irow < lrow, irow <= lrow))
+        rows_more_n = Mux(req_fire, irow < lrow, irow <= lrow)
+        m.d.sync += rows_more.eq(rows_more_n)
+        if self.checks:
+            m.d.sync += Assert(req_v == (on & rows_more & (ahead <= S - 1)),
+                               "StreamReader: req_valid differs from on & rows_more & ahead <= S - 1")
 
         npos = Signal(nb + 1)
         m.d.comb += npos.eq(Mux(self.take_rest, end, pos + self.take))    # (no subtraction from the end)
@@ -209,6 +219,9 @@ class StreamReader(wiring.Component):
         adv_ahead = Signal()
         m.d.comb += adv_ahead.eq(advances(cross_for_ahead))
         m.d.sync += ahead.eq(Mux(adv_ahead, ahead + req_fire - 1, ahead + req_fire))   # (adv late)
+        room_next = Mux(adv_ahead, Mux(req_fire, ahead <= S - 1, ahead <= S),
+                        Mux(req_fire, ahead <= S - 2, ahead <= S - 1))                  # ahead's next <= S - 1
+        m.d.sync += req_v.eq(on & rows_more_n & room_next)
         # the position as a next value, and copies of the read pointers and the offset, one
         # per slice of the rows (the pointers select in 2 x 8 R multiplexers, the
         # offset in the funnel's every stage: the placed engine's hot nets, fan-out 300 to
@@ -370,7 +383,7 @@ class StreamReader(wiring.Component):
                 irow.eq(first), ahead.eq(0), avail.eq(-self.start_nib[:lrn]), left.eq(self.start_len),
                 wslot.eq(0),
                 lrow.eq(last), rows_more.eq(self.start_len != 0),
-                on.eq(self.start_len != 0),
+                on.eq(self.start_len != 0), req_v.eq(self.start_len != 0),
             ]
         if self.checks:
             m.d.sync += Assert(~self.start | (self.start_len == 0) | (first <= last),
