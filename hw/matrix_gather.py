@@ -184,16 +184,22 @@ class VectorGather(wiring.Component):
         # `cross` bits name (bits, not the offset's sum with `bi`: that carry chain was on
         # the path `bi` -> the row -> the read address, 17.8 ns in the placed `base`, session
         # 39); the offset's sum goes only into the response stage's register
+        # Whether a lane is in its row1 is a register (`in_row1`), loaded with the value after
+        # this cycle: 0 at a vector's end (byte 0 is in row0), the next byte's at a beat's
+        # end, else unchanged; the late `beat_end`/`vec_end` only pick (gather B's `bi`,
+        # fan-out 31 -> the cross bit's select -> the lane's row -> the read address was
+        # 15.5 ns in the placed `base`, session 48). Between vectors `bi` is 0 and so is it.
         row, off, w_row, same_row_next = [], [], [], []
+        in_row1 = []
         for g, lanes in enumerate(groups):
             for i in lanes:
-                def crossed(b):                     # the lane is in its row1 at byte b (0 .. MB)
+                def crossed(b, g=g, i=i):           # the lane is in its row1 at byte b (0 .. MB)
                     if MB == 1:
                         return Const(0, 1)
                     bits = cur(2 + g, "cross")[i]
                     return Cat(Const(0, 1), bits, bits[-1]).bit_select(b, 1)
                 now = Signal(name=f"in_row1_{i}")
-                m.d.comb += now.eq(crossed(bi))
+                in_row1.append((now, crossed))
                 r = Signal(RW, name=f"row_{i}")
                 m.d.comb += r.eq(Mux(now, cur(2 + g, "row1")[i], cur(2 + g, "row0")[i]))
                 row.append(r)
@@ -341,6 +347,10 @@ class VectorGather(wiring.Component):
             m.d.sync += tvalid.eq(0)
         with m.If(beat_end):
             m.d.sync += [bi.eq(Mux(last_byte, 0, bi + 1)), done0.eq(0)]
+        for now, crossed in in_row1:
+            m.d.sync += now.eq(Mux(vec_end, 0, Mux(beat_end, crossed(Cat(bi, Const(0, 1)) + 1), now)))
+            if self.checks:
+                m.d.sync += Assert(now == crossed(bi), "VectorGather: a lane's in_row1 register differs from its cross bits")
         # the next hits, from compares beside the late choices: the rows of an arriving
         # vector (hit_in) and of the waiting one against the lanes' tags, or against their
         # rows when this cycle's read serves them; within a beat the row stays (a hit, or
