@@ -181,9 +181,12 @@ class MatrixEngine(wiring.Component):
         # ready (its row-cache hits and the read port's ready) moves only the queue, not the
         # activation walk's counters and bank handshakes, the weight loader or the drain's
         # parameter sequencing, and the gathers compute their lane addresses from a register.
-        # (ring queues: a gather's ready moves only the read pointer, not the entries' enables)
-        m.submodules.aq = aq = RegQueue(ga.req.payload.shape(), depth=2, ring=True)
-        m.submodules.bq = bq = RegQueue(gb.req.payload.shape(), depth=2, ring=True)
+        # (Shifting queues, the head a register: a gather's ready is registers of its own,
+        # so it may drive the entries' enables; a ring's read pointer (fan-out 89) selected
+        # the head in front of the gather's lane adders: the pointer -> the head -> the
+        # adders -> gather B's `pre` was 16.7 ns in the placed `base`, session 49.)
+        m.submodules.aq = aq = RegQueue(ga.req.payload.shape(), depth=2)
+        m.submodules.bq = bq = RegQueue(gb.req.payload.shape(), depth=2)
         m.d.comb += [aq.w_valid.eq(agu.req.valid), aq.w_data.eq(agu.req.payload), agu.req.ready.eq(aq.w_ready),
                      ga.req.valid.eq(aq.r_valid), ga.req.payload.eq(aq.r_data), aq.r_ready.eq(ga.req.ready),
                      gb.req.valid.eq(bq.r_valid), gb.req.payload.eq(bq.r_data), bq.r_ready.eq(gb.req.ready)]
