@@ -31,8 +31,8 @@ writer through a two-entry register queue (`hw.reg_queue.RegQueue`), so the writ
 the same cycle.
 Throughput: one position per cycle for Matrix_Mul (bounded by the writer), RQ
 accumulators per cycle for CONV2D (the pipelines advance when, a cycle before, the
-collector and the queue held at most one vector: with at most 2 RQ kernels, a vector
-per cycle or every other, that can cost cycles; with more it does not).
+collector and the queue held at most one vector: blocks of at most 2 * RQ kernels, a
+vector every cycle or every other, can lose cycles to that; larger blocks do not).
 """
 
 from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal, signed, unsigned
