@@ -47,7 +47,7 @@ in PE by PE, so there is no bubble between tiles) and the accumulator banks
 (block b + 1 accumulates while block b drains).
 
 Latency: one cycle to register the command's fields, setup (about 105 cycles), then the first tile load (about N + 5 cycles),
-then the passes; the last block drains after the array (2N cycles) and the
+then the passes; the last block drains after the array (2N + 1 cycles) and the
 accumulator stage. Throughput: N * N MACs per cycle while every activation vector
 needs at most one memory row (NHWC with channels in one row; see
 docs/matrix-unit.md for the measured utilisation).

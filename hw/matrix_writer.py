@@ -30,6 +30,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from .bus import WritePort, row_addr_bits
+from .replicate import mux_sliced, replicas, slice_bounds, slices
 from .thermometer import thermometer
 
 __all__ = ["WriteVector", "VectorWriter", "contiguous"]
@@ -92,9 +93,17 @@ class VectorWriter(wiring.Component):
         # next piece is the first of the vector at the input (j = 0 at its base), else
         # the one after the current piece. The registers load it when a vector is taken
         # or a piece finishes.
-        from_input = Signal()
-        m.d.comb += from_input.eq(~have | last)
+        # `from_input` (~have | last) is registers loaded with its next value (one copy for the
+        # shape's choices, one per 64 bits of the vector's data), and so is the next piece's
+        # first element `s_j` (one copy per 64 bits of the piece): `have` (fan-out 311) ->
+        # `from_input` -> `s_j` (fan-out 370) -> the element select -> the rotation was 14.4 ns
+        # in the placed `base` (session 49). `have_n`, `last_n`, `j_next_n`: the registers'
+        # next values.
+        have_n, last_n = Signal(), Signal()
         nv = self.vec.payload
+        dcopies = slices(32 * n)
+        fi_copies = replicas(m, platform, ~have_n | last_n, 1 + dcopies, "from_input", init=1)
+        from_input = fi_copies[0]
         nv_contig = nv.contig
         if self.checks:
             m.d.sync += Assert(~self.vec.valid | (nv_contig == contiguous(nv.stride, nv.lsz)),
@@ -105,20 +114,25 @@ class VectorWriter(wiring.Component):
         # below (j + k, fanned out to ~250 sinks of that select, was the matrix unit's worst
         # path in the placed `base`, session 34).
         j_next = Signal(range(n + 1), reset_less=True)
+        j_next_n = Signal.like(j_next)
         addr_next = Signal(AW, reset_less=True)
-        s_j = Signal.like(j_next)
+        s_js = replicas(m, platform, Mux(~have_n | last_n, 0, j_next_n), slices(8 * R), "s_j")
         s_addr = Signal(AW)
         s_lsz = Signal.like(v.lsz)
         s_contig = Signal()
-        m.d.comb += [s_j.eq(Mux(from_input, 0, j_next)),
-                     s_addr.eq(Mux(from_input, nv.base, addr_next)),
+        if self.checks:
+            m.d.sync += Assert((Cat(fi_copies) == (~have | last).replicate(len(fi_copies)))
+                               & (Cat(s_js) == Mux(~have | last, 0, j_next).replicate(len(s_js))),
+                               "VectorWriter: a copy of from_input or s_j differs")
+        m.d.comb += [s_addr.eq(Mux(from_input, nv.base, addr_next)),
                      s_lsz.eq(Mux(from_input, nv.lsz, v.lsz)),
                      s_contig.eq(Mux(from_input, nv_contig, contig))]
         s_off = s_addr[:lR]
 
         def shape(tag, j, addr, count, lsz, stride, contig):
             """The piece's shape from its first element `j` and byte address `addr`:
-            [(register, value)] for k, length, crosses, last, j_next and addr_next."""
+            {register name: (register, value)} for k, length, crosses, last, j_next and
+            addr_next."""
             rem = Signal(range(n + 1), name=f"rem_{tag}")
             k_new = Signal(range(n + 1), name=f"k_{tag}")
             len_new = Signal(range(R + 1), name=f"length_{tag}")
@@ -126,9 +140,9 @@ class VectorWriter(wiring.Component):
             m.d.comb += [rem.eq(count - j),
                          k_new.eq(Mux(contig, Mux(rem < per, rem, per), 1)),
                          len_new.eq((k_new << lsz)[:lR + 1])]
-            return [(k, k_new), (length, len_new), (crosses, (addr[:lR] + len_new) > R),
-                    (last, rem <= k_new), (j_next, j + k_new),
-                    (addr_next, addr + Mux(contig, len_new, stride))]
+            return {"k": (k, k_new), "length": (length, len_new), "crosses": (crosses, (addr[:lR] + len_new) > R),
+                    "last": (last, rem <= k_new), "j_next": (j_next, j + k_new),
+                    "addr_next": (addr_next, addr + Mux(contig, len_new, stride))}
 
         # The shape is computed twice, from the input vector and from the current piece's
         # registers, and chosen by `from_input` at the registers: `have` -> `from_input`
@@ -136,7 +150,8 @@ class VectorWriter(wiring.Component):
         # 17.0 ns path (5.6 ns of logic) into `addr_next` on the placed `base` (session 37).
         from_in = shape("in", Const(0, len(j_next)), nv.base, nv.count, nv.lsz, nv.stride, nv_contig)
         from_cur = shape("cur", j_next, addr_next, v.count, v.lsz, v.stride, contig)
-        next_shape = [reg.eq(Mux(from_input, a, b)) for (reg, a), (_, b) in zip(from_in, from_cur)]
+        shape_vals = {name: Mux(from_input, from_in[name][1], from_cur[name][1]) for name in from_in}
+        next_shape = [reg.eq(shape_vals[name]) for name, (reg, _) in from_in.items()]
 
         # the piece's bytes, rotated to its row offset, as a register loaded with the shape
         # registers (from the next piece's data, element and offset): the element select and
@@ -145,29 +160,36 @@ class VectorWriter(wiring.Component):
         # pieces start at multiples of a row's worth of elements, so this is a word select),
         # or element j.
         s_data = Signal.like(v.data)
-        m.d.comb += s_data.eq(Mux(from_input, nv.data, v.data))
-        piece = Signal(8 * R)
+        m.d.comb += s_data.as_value().eq(mux_sliced(fi_copies[1:], nv.data.as_value(), v.data.as_value()))
         elem = [Cat(s_data[i], s_data[i][31].replicate(32)) for i in range(n)]    # 8-byte units: sign-extended
-        with m.If(s_contig):
-            with m.Switch(s_lsz):
-                for lsz in range(4):
-                    b = 8 << lsz
-                    if b > 8 * R:
-                        continue
-                    with m.Case(lsz):
-                        packed = Cat(*(elem[i][:b] for i in range(n)))
-                        words = -(-len(packed) // (8 * R))
-                        packed = Cat(packed, Const(0, words * 8 * R - len(packed)))
-                        if words == 1:
-                            m.d.comb += piece.eq(packed)
-                        else:
-                            g = (s_j >> (lR - lsz))[:ceil_log2(words)]
-                            m.d.comb += piece.eq(packed.word_select(g, 8 * R))
-        with m.Else():
-            with m.Switch(s_j):
-                for i in range(n):
-                    with m.Case(i):
-                        m.d.comb += piece.eq(elem[i][:min(64, 8 * R)])
+
+        def piece_by(s_j, tag):
+            """The piece's bytes (before the rotation), elements selected by `s_j`."""
+            piece = Signal(8 * R, name=f"piece_{tag}")
+            with m.If(s_contig):
+                with m.Switch(s_lsz):
+                    for lsz in range(4):
+                        b = 8 << lsz
+                        if b > 8 * R:
+                            continue
+                        with m.Case(lsz):
+                            packed = Cat(*(elem[i][:b] for i in range(n)))
+                            words = -(-len(packed) // (8 * R))
+                            packed = Cat(packed, Const(0, words * 8 * R - len(packed)))
+                            if words == 1:
+                                m.d.comb += piece.eq(packed)
+                            else:
+                                g = (s_j >> (lR - lsz))[:ceil_log2(words)]
+                                m.d.comb += piece.eq(packed.word_select(g, 8 * R))
+            with m.Else():
+                with m.Switch(s_j):
+                    for i in range(n):
+                        with m.Case(i):
+                            m.d.comb += piece.eq(elem[i][:min(64, 8 * R)])
+            return piece
+        # each 64-bit slice of the piece selected through its own copy of s_j
+        pieces = [piece_by(sj, k) for k, sj in enumerate(s_js)]
+        piece = Cat(p[lo:hi] for p, (lo, hi) in zip(pieces, slice_bounds(8 * R, len(pieces))))
         rot = Signal(8 * R, reset_less=True)         # data, as the shape registers
         next_shape.append(rot.eq(_rotl_bytes(piece, s_off, R)))
 
@@ -185,20 +207,23 @@ class VectorWriter(wiring.Component):
             self.busy.eq(have),
         ]
         last_write = Signal()
+        m.d.comb += [have_n.eq(have), last_n.eq(last), j_next_n.eq(j_next)]
+        m.d.sync += have.eq(have_n)
         with m.If(have & self.wr.req.ready):
             with m.If(crosses & ~second):
                 m.d.sync += second.eq(1)
             with m.Else():
                 m.d.sync += [second.eq(0), addr.eq(addr_next)]
                 m.d.sync += next_shape          # the next piece (from_input: unused, have drops)
+                m.d.comb += [last_n.eq(shape_vals["last"]), j_next_n.eq(shape_vals["j_next"])]
                 with m.If(last):
-                    m.d.comb += last_write.eq(1)
-                    m.d.sync += have.eq(0)
+                    m.d.comb += [last_write.eq(1), have_n.eq(0)]
         m.d.comb += self.vec.ready.eq(~have | last_write)
         with m.If(self.vec.valid & self.vec.ready):
-            m.d.sync += [v.eq(nv), have.eq(nv.count != 0), second.eq(0),
-                         addr.eq(nv.base), contig.eq(nv_contig)]
+            m.d.sync += [v.eq(nv), second.eq(0), addr.eq(nv.base), contig.eq(nv_contig)]
             m.d.sync += next_shape              # from_input is high whenever vec.ready is
+            m.d.comb += [have_n.eq(nv.count != 0), last_n.eq(shape_vals["last"]),
+                         j_next_n.eq(shape_vals["j_next"])]
         return m
 
 

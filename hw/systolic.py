@@ -5,9 +5,9 @@
 the current tile), column ``c`` is kernel lane ``c`` (one output channel). Each
 PE holds two weights: the *active* one (``wa``), which it multiplies the
 activation entering it by, and the *shadow* (``ws``), which receives the next
-tile while the array computes. It adds the partial sum coming from the PE above,
-registers the sum and passes the activation, its weight-bank tag and its valid
-bit to the PE on its right.
+tile while the array computes. It registers the product, adds the partial sum
+coming from the PE above to it a cycle later, registers the sum and passes the
+activation, its weight-bank tag and its valid bit to the PE on its right.
 
 Dataflow (all registers; cycle model in golden/cycle/systolic.py):
 
@@ -16,11 +16,16 @@ Dataflow (all registers; cycle model in golden/cycle/systolic.py):
   all zeros (it adds nothing) and not valid. Row ``r`` enters through ``r + 1``
   registers (an input register and the skew), so PE(r, c) sees the vector entered
   at cycle t at cycle ``t + 1 + r + c``;
-* partial sums flow down the columns: PE(r, c) registers ``psum(r-1, c) + a * wa``
-  (``psum(-1, c) = 0``);
-* output: column ``c``'s sum leaves PE(n-1, c) at ``t + n + 1 + c`` and goes through
+* products: PE(r, c) registers ``a * wa`` (``prod``) in the cycle it sees the
+  activation, so its product is there a cycle later, when the PE below sees the
+  vector: the multiplier (an unregistered MULT18X18D on ECP5, 3.9 ns) and the sum's
+  carry chain are in different cycles (together with the routing from the left
+  neighbour's activation register they were a 15.7 ns path in the placed `base`);
+* partial sums flow down the columns: PE(r, c) registers ``psum(r-1, c) + prod``
+  (``psum(-1, c) = 0``) a cycle after it saw the activation;
+* output: column ``c``'s sum leaves PE(n-1, c) at ``t + n + 2 + c`` and goes through
   a deskew chain of ``n - 1 - c`` registers, so ``sums`` holds all ``n`` column sums
-  of the vector entered at cycle t at cycle ``t + LATENCY``, ``LATENCY = 2n``;
+  of the vector entered at cycle t at cycle ``t + LATENCY``, ``LATENCY = 2n + 1``;
 * weights: ``w_we`` writes ``w_data`` (one weight per row) into the shadows of
   column ``w_col`` at the clock edge. A PE copies its shadow into its active
   weight (a *swap*) at the edge before a valid vector whose tag differs from the
@@ -40,7 +45,7 @@ ECP5). Products are below 2**32 in magnitude for those operand ranges, so a
 column sum of ``n`` products fits ``psum_bits(n) = 33 + ceil(log2 n)`` bits
 (wider values wrap, which the engine never produces).
 
-Latency: ``2n`` cycles from ``x`` to ``sums``. Throughput: one vector per cycle,
+Latency: ``2n + 1`` cycles from ``x`` to ``sums``. Throughput: one vector per cycle,
 ``n * n`` multiply-accumulates per cycle, with no bubble between vectors of
 different banks (the swap travels with the data).
 """
@@ -62,10 +67,11 @@ def psum_bits(n: int) -> int:
 
 class ProcessingElement(wiring.Component):
     """One multiply-accumulate cell: registers the activation, its bank tag and valid
-    bit and ``psum_in + a_in * wa``; ``we`` loads the shadow ``ws`` from ``w_data``;
-    ``next_valid``/``next_bank`` describe the vector that enters next cycle (the
-    swap rule of the module docstring); ``flush`` marks ``wa`` stale. Latency 1
-    cycle, one MAC per cycle."""
+    bit and the product ``a_in * wa``, and a cycle later ``psum_in + prod``; ``we``
+    loads the shadow ``ws`` from ``w_data``; ``next_valid``/``next_bank`` describe the
+    vector that enters next cycle (the swap rule of the module docstring); ``flush``
+    marks ``wa`` stale. Latency 1 cycle for the activation, 2 for the sum; one MAC per
+    cycle."""
 
     def __init__(self, psum_width: int):
         self.psum_width = psum_width
@@ -82,6 +88,7 @@ class ProcessingElement(wiring.Component):
             "a": Out(signed(OP_BITS)),
             "bank": Out(1),
             "valid": Out(1),
+            "prod": Out(signed(2 * OP_BITS)),
             "psum": Out(signed(psum_width)),
             "ws": Out(signed(OP_BITS)),
             "wa": Out(signed(OP_BITS)),
@@ -91,21 +98,24 @@ class ProcessingElement(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # data: the activation, its bank tag and the sum count only under `valid` (reset; the
+        # data: the activation, its bank tag, the product and the sum count only under `valid` (reset; the
         # engine's bookkeeping beside the array qualifies the sums); the shadow is written
         # before a tile is swapped in, and the active weight is loaded by the swap, which
         # `wok` (reset) forces after a reset. The ports are driven from these registers.
         a = Signal(signed(OP_BITS), name="a_r", reset_less=True)
         bank = Signal(name="bank_r", reset_less=True)
+        prod = Signal(signed(2 * OP_BITS), name="prod_r", reset_less=True)
         psum = Signal(signed(self.psum_width), name="psum_r", reset_less=True)
         ws = Signal(signed(OP_BITS), name="ws_r", reset_less=True)
         wa = Signal(signed(OP_BITS), name="wa_r", reset_less=True)
-        m.d.comb += [self.a.eq(a), self.bank.eq(bank), self.psum.eq(psum), self.ws.eq(ws), self.wa.eq(wa)]
+        m.d.comb += [self.a.eq(a), self.bank.eq(bank), self.prod.eq(prod), self.psum.eq(psum),
+                     self.ws.eq(ws), self.wa.eq(wa)]
         m.d.sync += [
             a.eq(self.a_in),
             bank.eq(self.bank_in),
             self.valid.eq(self.valid_in),
-            psum.eq(self.psum_in + self.a_in * wa),
+            prod.eq(self.a_in * wa),
+            psum.eq(self.psum_in + prod),
         ]
         with m.If(self.we):
             m.d.sync += ws.eq(self.w_data)
@@ -120,7 +130,7 @@ class SystolicArray(wiring.Component):
     """An ``n x n`` weight-stationary array (see the module docstring).
 
     ``pes[r][c]`` is PE(r, c) (submodule ``pe_<r>_<c>``); tests read its ``a``,
-    ``bank``, ``valid``, ``psum``, ``ws``, ``wa``, ``wtag`` and ``wok`` registers."""
+    ``bank``, ``valid``, ``prod``, ``psum``, ``ws``, ``wa``, ``wtag`` and ``wok`` registers."""
 
     def __init__(self, n: int):
         if not isinstance(n, int) or n < 1:
@@ -141,7 +151,7 @@ class SystolicArray(wiring.Component):
 
     @property
     def latency(self) -> int:
-        return 2 * self.n
+        return 2 * self.n + 1
 
     def elaborate(self, platform):
         m = Module()

@@ -7,26 +7,29 @@ at every clock edge, as numpy arrays:
   (an input register and the skew); PE(r, 0) takes the last of them, and the one
   before it (or the array's input, for row 0) is the vector it sees next cycle;
 * per PE(r, c): ``a[r, c]``, ``bank[r, c]`` and ``valid[r, c]`` (the activation,
-  its bank tag and valid bit, passed right), ``psum[r, c]`` (``psum[r-1, c] + a_in *
-  wa[r, c]``, wrapped to ``psum_bits`` two's complement), ``ws[r, c]`` (the shadow
+  its bank tag and valid bit, passed right), ``prod[r, c]`` (``a_in * wa[r, c]``),
+  ``psum[r, c]`` (``psum[r-1, c] + prod[r, c]`` of the cycle before, wrapped to
+  ``psum_bits`` two's complement), ``ws[r, c]`` (the shadow
   weight, written by ``w_we`` for column ``w_col``), ``wa[r, c]`` (the active
   weight), ``wtag[r, c]`` (its bank tag) and ``wok[r, c]`` (it holds a tile loaded
   since ``w_flush``). The swap: when the vector that reaches PE(r, c) next cycle
   is valid and its tag differs from ``wtag`` (or ``wok`` is 0), ``wa`` takes ``ws``,
   ``wtag`` the tag and ``wok`` 1 (``w_flush`` instead clears ``wok``);
 * ``deskew[c]``: column c's ``n - 1 - c`` output registers; ``sums()`` is the
-  deskewed output, the column sums of the vector that entered ``2n`` cycles
+  deskewed output, the column sums of the vector that entered ``2n + 1`` cycles
   earlier.
 
 The skewed wavefront: the vector entered at cycle t reaches PE(r, c) at cycle
-``t + 1 + r + c`` (its ``a``/``psum`` registers hold its values from cycle
-``t + 2 + r + c``). `reference` computes what the array must output for a sequence
+``t + 1 + r + c`` (its ``a``/``prod`` registers hold its values from cycle
+``t + 2 + r + c``, its ``psum`` from ``t + 3 + r + c``). `reference` computes what the array must output for a sequence
 of inputs without modelling any register (an independent check of the model).
 """
 
 import numpy as np
 
 __all__ = ["SystolicModel", "psum_bits", "reference"]
+
+REGS = ("a", "bank", "valid", "prod", "psum", "ws", "wa", "wtag", "wok")
 
 
 def psum_bits(n: int) -> int:
@@ -43,21 +46,21 @@ class SystolicModel:
     """Register-transfer model of an ``n x n`` `SystolicArray`.
 
     Call `step` once per cycle with that cycle's inputs; it applies the clock edge.
-    Read the registers (``a``, ``bank``, ``psum``, ``w``) and `sums` between steps:
+    Read the registers (``a``, ``bank``, ``prod``, ``psum``, ``w``) and `sums` between steps:
     they are what the RTL's registers and ``sums`` output hold during the next cycle.
     """
 
     def __init__(self, n: int):
         self.n = n
         self.bits = psum_bits(n)
-        for reg in ("a", "bank", "valid", "psum", "ws", "wa", "wtag", "wok"):
+        for reg in REGS:
             setattr(self, reg, np.zeros((n, n), dtype=np.int64))
         self.skew = [[(0, 0, 0)] * (r + 1) for r in range(n)]
         self.deskew = [[0] * (n - 1 - c) for c in range(n)]
 
     @property
     def latency(self) -> int:
-        return 2 * self.n
+        return 2 * self.n + 1
 
     def sums(self) -> np.ndarray:
         n = self.n
@@ -79,7 +82,8 @@ class SystolicModel:
         b_next = _shift_in([v[0] for v in ahead], b_in)
         v_next = _shift_in([v[1] for v in ahead], v_in)
         p_in = np.concatenate([np.zeros((1, n), dtype=np.int64), self.psum[:-1, :]], axis=0)
-        new_psum = _wrap(p_in + a_in * self.wa, self.bits)
+        new_prod = a_in * self.wa
+        new_psum = _wrap(p_in + self.prod, self.bits)
         new_deskew = [([self.psum[n - 1, c]] + self.deskew[c][:-1]) if self.deskew[c] else []
                       for c in range(n)]
         if w_flush:
@@ -92,11 +96,13 @@ class SystolicModel:
         if w_we:
             self.ws[:, w_col] = np.asarray(w_data, dtype=np.int64)
         self.skew = [[(int(x[r]), int(x_bank), int(x_valid))] + self.skew[r][:-1] for r in range(n)]
-        self.a, self.bank, self.valid, self.psum, self.deskew = a_in, b_in, v_in, new_psum, new_deskew
+        self.a, self.bank, self.valid, self.deskew = a_in, b_in, v_in, new_deskew
+        self.prod, self.psum = new_prod, new_psum
 
     def state(self) -> dict:
-        """Every PE register: {"a", "bank", "valid", "psum", "ws", "wa", "wtag", "wok"} -> (n, n) arrays."""
-        return {k: getattr(self, k).copy() for k in ("a", "bank", "valid", "psum", "ws", "wa", "wtag", "wok")}
+        """Every PE register: {"a", "bank", "valid", "prod", "psum", "ws", "wa", "wtag", "wok"} -> (n, n)
+        arrays."""
+        return {k: getattr(self, k).copy() for k in REGS}
 
 
 def _shift_in(column0, regs):

@@ -24,7 +24,7 @@ from xdsa.golden.cycle.systolic import SystolicModel, psum_bits as model_psum_bi
 from xdsa.hw.systolic import SystolicArray, psum_bits
 
 RANGES = {"s8": (-128, 127), "u8": (0, 255), "s16": (-32768, 32767), "u16": (0, 65535)}
-REGS = ("a", "bank", "valid", "psum", "ws", "wa", "wtag", "wok")
+REGS = ("a", "bank", "valid", "prod", "psum", "ws", "wa", "wtag", "wok")
 
 
 def operand(rng, kind):
@@ -42,6 +42,7 @@ def run(n, cycles, name):
     compare every register every cycle. Returns the RTL's sums per cycle."""
     dut = SystolicArray(n)
     model = SystolicModel(n)
+    assert dut.latency == model.latency
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     out = []
@@ -111,7 +112,9 @@ def test_tiles():
     matrix-vector products after the array's latency."""
     n = 4
     rng = random.Random(5)
-    lat = 2 * n
+    lat = 2 * n + 1                               # the array's latency (hw/systolic.py)
+    left = 2 * n                                  # a vector has passed the last PE (swapped it)
+    assert SystolicModel(n).latency == lat
     zero = [0] * n
     cycles, expect = [], []                       # expect: (cycle, sums)
     tiles = []
@@ -132,7 +135,7 @@ def test_tiles():
             x = [operand(rng, kind) for _ in range(n)]
             # the next tile's columns once this pass's first vector has left the array
             we, wc, wd = 0, 0, zero
-            j = i - lat
+            j = i - left
             if nxt is not None and 0 <= j < n:
                 we, wc, wd = 1, j, list(nxt[:, j])
             cycles.append((x, bank, 1, we, wc, wd, 0))
@@ -163,8 +166,8 @@ def test_first_pass_after_flush_swaps_same_tag():
     cycles.append(([1, 1], 0, 1, 0, 0, zero, 0))                  # tagged 0 again, with `new`
     cycles += [(zero, 0, 0, 0, 0, zero, 0)] * (2 * n + 1)
     sums = run(n, cycles, "flush")
-    assert sums[2 * n + n] == [4, 6]                               # [1, 1] @ old
-    assert sums[t_new + 2 * n] == [12, 2]                          # [1, 1] @ new
+    assert sums[n + 2 * n + 1] == [4, 6]                           # [1, 1] @ old
+    assert sums[t_new + 2 * n + 1] == [12, 2]                      # [1, 1] @ new
 
 
 def test_pe_names():
