@@ -150,11 +150,13 @@ class BeatPipe(wiring.Component):
                 m.d.sync += [wa[k][0].eq(self.win0), wa[k][1].eq(self.win1), da[k].eq(self.load_dnib)]
         c_wa2 = replicas(m, platform, self.c_due_next, slices(n), "c_due_win2")
         m.d.sync += wa2.eq(mux_sliced(c_wa2, self.win1, wa2))
-        # the head slot's windows, each 64-bit slice through its own copy of the read pointer
-        # (`hw.replicate`: it selects in 2 n multiplexers)
+        # the head slot's windows, each 64-bit slice of each window through its own copy of
+        # the read pointer (`hw.replicate`: it selects in 2 n multiplexers, which feed two
+        # unpackers; one copy per slice for both windows, fan-out 135 over 54 tiles, headed
+        # 15.1-15.6 ns paths into the operand registers in the placed `base`, session 49)
         a_rp_n = Signal(name="a_rp_next")
-        a_rps = replicas(m, platform, a_rp_n, slices(n), "a_rp")
-        head0, head1 = (mux_sliced(a_rps, wa[1][i], wa[0][i]) for i in range(2))
+        a_rps = replicas(m, platform, a_rp_n, 2 * slices(n), "a_rp")
+        head0, head1 = (mux_sliced(a_rps[i::2], wa[1][i], wa[0][i]) for i in range(2))
         head_d = Mux(a_rp, da[1], da[0])
         src0 = unpack(head0, cfg.b0, cfg.sg0, "u0")
         # s0_c_due also as one register per 64-bit slice (`hw.replicate`): it selects in 4 n

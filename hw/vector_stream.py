@@ -306,26 +306,36 @@ class StreamReader(wiring.Component):
         # reader 2's `has_take`, 17.4-18.0 ns in the placed `base`, session 42): every value
         # that depends on `avail` is computed for both outcomes from registers, and
         # `rsp_valid` picks the result, with `take_en`, in the last LUT.
+        # After a take of `take` (which the consumer makes only with take <= avail and take <=
+        # left), take <= avail + got - take and take <= left - take are 2 take <= avail + got
+        # and 2 take <= left: no subtraction of `take` before the compares (the engine's
+        # beat size -> the subtraction -> the compare -> reader 2's `has_take` copies was
+        # 15.66 ns in the placed `base`, session 49).
         left_tt = Signal.like(left, name="left_tt")
         m.d.comb += left_tt.eq(left - self.take)
+        take2 = Cat(Const(0, 1), self.take)
 
         def after(got):
             """avail's next value if taken / not taken, has_rest's and has_take's next values."""
             ag, atr, att = (Signal.like(avail, name=f"{nm}_{got}") for nm in ("avail_g", "avail_tr", "avail_tt"))
             m.d.comb += [ag.eq(avail + got), atr.eq(ag - left), att.eq(ag - self.take)]
             taken = Mux(self.take_rest, (self.take <= atr) & (self.take == 0),
-                        (self.take <= att) & (self.take <= left_tt))
+                        (take2 <= ag) & (take2 <= left))
             kept = (self.take <= ag) & (self.take <= left)
             return Mux(self.take_rest, atr, att), ag, left <= ag, Mux(self.take_en, taken, kept)
         avail_t, avail_g, rest_n, take_n = (Mux(self.rsp_valid, x1, x0) for x1, x0 in zip(after(RN), after(0)))
         left_t = Mux(self.take_rest, 0, left_tt)                        # a rest leaves nothing
         # (set at reset: left = avail = take = 0)
         has_rest, has_take = (Signal(init=1, name=nm) for nm in ("has_rest", "has_take"))
-        off0 = Signal.like(avail)                                       # avail after `start`
-        m.d.comb += off0.eq(-self.start_nib[:lrn])
+        # `has` after a start: avail is then minus the start's offset in its row (0 or less),
+        # so step <= avail only for a step of 0 at offset 0 -- no compare of the offset with
+        # the run's length or `take` (the engine's start addresses -> those compares' carry
+        # chains -> the copies of `has_take` / `has_rest` were 14.5-16.9 ns in the placed
+        # `base`, sessions 48-49)
+        at_row = self.start_nib[:lrn] == 0
         has_rest_n, has_take_n = (Signal(name=f"{nm}_next") for nm in ("has_rest", "has_take"))
-        m.d.comb += [has_rest_n.eq(Mux(self.start, self.start_len <= off0, rest_n)),
-                     has_take_n.eq(Mux(self.start, (self.take <= off0) & (self.take <= self.start_len), take_n))]
+        m.d.comb += [has_rest_n.eq(Mux(self.start, at_row & (self.start_len == 0), rest_n)),
+                     has_take_n.eq(Mux(self.start, at_row & (self.take == 0), take_n))]
         m.d.sync += [has_rest.eq(has_rest_n), has_take.eq(has_take_n)]
         if self.has_copies:
             # the copies for the consumer's decisions (the engine's `load` and the other

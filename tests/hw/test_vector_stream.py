@@ -38,7 +38,9 @@ def test_reader_against_its_contract(slots, latency, seed):
         cycle = 0
         for _ in range(40):                 # runs, back to back
             start = rng.randrange(0, ROWS * RN // 2)
-            length = rng.randrange(0, min(ROWS * RN - start, 6 * RN))
+            if rng.random() < 0.2:          # at a row's start (the verdicts after `start` differ)
+                start -= start % RN
+            length = 0 if rng.random() < 0.1 else rng.randrange(0, min(ROWS * RN - start, 6 * RN))
             take = rng.randrange(1, RN + 1)
             ctx.set(dut.start, 1)
             ctx.set(dut.start_nib, start)
@@ -68,6 +70,9 @@ def test_reader_against_its_contract(slots, latency, seed):
                 avail = rows_in * RN - start % RN - consumed
                 want = left <= avail if rest else take <= avail and take <= left
                 assert ctx.get(dut.has) == want, (cycle, start, length, take, consumed, avail, rest)
+                # both outcomes, whichever the consumer picks (`take` changes only at a start)
+                assert ctx.get(dut.has_rest) == (left <= avail), (cycle, start, length, consumed, avail)
+                assert ctx.get(dut.has_take) == (take <= avail and take <= left), (cycle, start, length, take)
                 assert ctx.get(dut.left) == left and ctx.get(dut.left_zero) == (left == 0)
                 window = ctx.get(dut.window)
                 for k in range(min(avail, left, RN)):
