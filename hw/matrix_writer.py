@@ -99,7 +99,7 @@ class VectorWriter(wiring.Component):
         # `from_input` -> `s_j` (fan-out 370) -> the element select -> the rotation was 14.4 ns
         # in the placed `base` (session 49). `have_n`, `last_n`, `j_next_n`: the registers'
         # next values.
-        have_n, last_n = Signal(), Signal()
+        have_n, last_n = Signal(name="have_next"), Signal(name="last_next")
         nv = self.vec.payload
         dcopies = slices(32 * n)
         fi_copies = replicas(m, platform, ~have_n | last_n, 1 + dcopies, "from_input", init=1)
