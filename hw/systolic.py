@@ -98,8 +98,8 @@ class ProcessingElement(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # data: the activation, its bank tag, the product and the sum count only under `valid` (reset; the
-        # engine's bookkeeping beside the array qualifies the sums); the shadow is written
+        # data: the activation, its bank tag, the product and the sum count only under `valid`
+        # (reset; the engine's bookkeeping beside the array qualifies the sums); the shadow is written
         # before a tile is swapped in, and the active weight is loaded by the swap, which
         # `wok` (reset) forces after a reset. The ports are driven from these registers.
         a = Signal(signed(OP_BITS), name="a_r", reset_less=True)

@@ -9,8 +9,8 @@ at every clock edge, as numpy arrays:
 * per PE(r, c): ``a[r, c]``, ``bank[r, c]`` and ``valid[r, c]`` (the activation,
   its bank tag and valid bit, passed right), ``prod[r, c]`` (``a_in * wa[r, c]``),
   ``psum[r, c]`` (``psum[r-1, c] + prod[r, c]`` of the cycle before, wrapped to
-  ``psum_bits`` two's complement), ``ws[r, c]`` (the shadow
-  weight, written by ``w_we`` for column ``w_col``), ``wa[r, c]`` (the active
+  ``psum_bits`` two's complement), ``ws[r, c]`` (the shadow weight, written by
+  ``w_we`` for column ``w_col``), ``wa[r, c]`` (the active
   weight), ``wtag[r, c]`` (its bank tag) and ``wok[r, c]`` (it holds a tile loaded
   since ``w_flush``). The swap: when the vector that reaches PE(r, c) next cycle
   is valid and its tag differs from ``wtag`` (or ``wok`` is 0), ``wa`` takes ``ws``,
@@ -21,8 +21,9 @@ at every clock edge, as numpy arrays:
 
 The skewed wavefront: the vector entered at cycle t reaches PE(r, c) at cycle
 ``t + 1 + r + c`` (its ``a``/``prod`` registers hold its values from cycle
-``t + 2 + r + c``, its ``psum`` from ``t + 3 + r + c``). `reference` computes what the array must output for a sequence
-of inputs without modelling any register (an independent check of the model).
+``t + 2 + r + c``, its ``psum`` from ``t + 3 + r + c``). `reference` computes what
+the array must output for a sequence of inputs without modelling any register (an
+independent check of the model).
 """
 
 import numpy as np
