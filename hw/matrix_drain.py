@@ -218,28 +218,25 @@ class MatrixDrain(wiring.Component):
         # `issue` -> the read enables was 16.97 ns in the placed `base` (session 45). `final`
         # only grows while its bank drains, so a verdict a cycle old is safe: a position is
         # read at most a cycle after it became final.
-        drain_pos = Signal()                         # the FSM is in POS
-        fin_i, fin_i1, issued = (Signal(name=nm) for nm in ("drain_fin_i", "drain_fin_i1", "drain_issued"))
-        m.d.sync += [fin_i.eq(i < self.final[ad]), fin_i1.eq(i + 1 < self.final[ad]), issued.eq(issue)]
-        is_final = Signal()
-        m.d.comb += is_final.eq(Mux(issued, fin_i1, fin_i))
+        issued = Signal(name="drain_issued")
+        m.d.sync += issued.eq(issue)
+
+        def at_i(name, of):
+            """``of(i)`` from registers of the cycle before, one for i and one for i + 1."""
+            now, nxt = Signal(name=f"drain_{name}_i"), Signal(name=f"drain_{name}_i1")
+            m.d.sync += [now.eq(of(i)), nxt.eq(of(i + 1))]
+            return Mux(issued, nxt, now)
+        is_final = at_i("fin", lambda j: j < self.final[ad])
         # likewise whether i is the block's end (i == desc.nb; `desc` changes only at `begin`),
         # and whether the instruction has per-element parameters as a register (the fields
         # hold still from its start): i (fan-out 15) -> the compare -> `issue` -> the read
         # enable copies was 15.84 ns in the placed `base` (session 49)
-        end_i, end_i1 = (Signal(name=nm) for nm in ("drain_end_i", "drain_end_i1"))
+        at_end = at_i("end", lambda j: j == desc.nb)
         pel_any = Signal(name="drain_pel_any")
-        m.d.sync += [end_i.eq(i == desc.nb), end_i1.eq(i + 1 == desc.nb), pel_any.eq(any_pel)]
-        at_end = Signal()
-        m.d.comb += at_end.eq(Mux(issued, end_i1, end_i))
-        if self.checks:
-            m.d.sync += Assert(~issue | (i < self.final[ad]), "MatrixDrain: position i read before it is final")
-            with m.If(drain_pos):
-                m.d.sync += Assert((at_end == (i == desc.nb)) & (pel_any == any_pel),
-                                   "MatrixDrain: the end or per-element register differs from i and the fields")
+        m.d.sync += pel_any.eq(any_pel)
         nk_next = Signal.like(desc.nk)               # desc.nk's next value (for the lane registers)
         m.d.comb += nk_next.eq(desc.nk)
-        with m.FSM(name="drain"):
+        with m.FSM(name="drain") as drain_fsm:
             def begin(bank):
                 m.d.sync += [desc.eq(self.desc[bank]), i.eq(0), idx.eq(self.desc[bank].idx), q.eq(0),
                              pel_ok.eq(0)]
@@ -257,7 +254,6 @@ class MatrixDrain(wiring.Component):
             param_state("PCH", PER_CH, to_pos)
 
             with m.State("POS"):
-                m.d.comb += drain_pos.eq(1)
                 with m.If(at_end):
                     m.next = "END"
                 with m.Elif(pel_any & ~pel_ok):
@@ -290,6 +286,12 @@ class MatrixDrain(wiring.Component):
         for k, p in enumerate(PARAMS):
             with m.If(modes[k] == PER_ELEM):
                 m.d.sync += pbase[k].eq(getattr(P, f"{p}_addr") + (idx << getattr(P, f"{p}_lsz")))
+
+        if self.checks:
+            m.d.sync += Assert(~issue | (i < self.final[ad]), "MatrixDrain: position i read before it is final")
+            with m.If(drain_fsm.ongoing("POS")):
+                m.d.sync += Assert((at_end == (i == desc.nb)) & (pel_any == any_pel),
+                                   "MatrixDrain: the end or per-element register differs from i and the fields")
 
         # the FSM is back in WAIT when the engine starts an instruction
         with m.If(self.start):
