@@ -202,17 +202,26 @@ class StreamReader(wiring.Component):
         # `cross_take` uses the present `take`, which changes only between runs
         def cross_take_at(p):
             return (p[:lrn] + self.take[:lrn + 1])[lrn]
-        # Copies of the pair: one for `ahead`, one in each of the read pointers' copies, so
-        # each `adv` is computed beside the registers it feeds (`adv` for `ahead` was placed
-        # among the pointer copies, 52-87 tiles from `ahead`: the engine's `load` -> reader
-        # 1's `ahead`, 18.7-20.1 ns in the placed `base`, session 33; one `adv` for all the
-        # pointer copies was a hop of 54 tiles before them, 17.7 ns, session 40)
+        # Copies of the pair: one for `ahead`, one per (up to) four of the read pointers'
+        # copies, each the input of the `adv` that every pointer copy computes beside its
+        # flip-flops (`adv` for `ahead` was placed among the pointer copies, 52-87 tiles
+        # from `ahead`: the engine's `load` -> reader 1's `ahead`, 18.7-20.1 ns in the placed
+        # `base`, session 33; one `adv` for all the pointer copies was a hop of 54 tiles
+        # before them, 17.7 ns, session 40). The pair's next value is no longer a part of
+        # each pointer copy: one multiplexer fanned out to the nine registers over 113 tiles
+        # (reader 0's start address -> the pointer copies, 19.49 ns, session 50); now its
+        # loads are a few registers, and a register's output crosses to the pointer copies.
+        # The start's row crossing: (start + len) / RN != start / RN is "len >= RN, or the
+        # offset in the row plus len's low bits carries out" -- a carry chain of lrn bits,
+        # not of the address's width
+        start_cross = (self.start_len[lrn:] != 0) | (self.start_nib[:lrn] + self.start_len[:lrn])[lrn]
         cross_next = Mux(self.start,
-                         Cat(cross_take_at(self.start_nib),
-                             (self.start_nib + self.start_len)[lrn:] != self.start_nib[lrn:]),
+                         Cat(cross_take_at(self.start_nib), start_cross),
                          Mux(self.take_en, Cat(cross_take_at(npos), end[lrn:] != npos[lrn:]),
                              Cat(cross_take_at(pos), end[lrn:] != pos[lrn:])))
-        cross_for_ahead, = replicas(m, platform, cross_next, 1, "cross")    # (reset, like the copies')
+        pointer_copies = max(1, 8 * R // 32)
+        cross_copies = replicas(m, platform, cross_next, 1 + -(-pointer_copies // 4), "cross")   # (reset)
+        cross_for_ahead = cross_copies[0]
 
         def advances(pair):                         # the consumer enters the next row
             return ~self.start & self.take_en & Mux(self.take_rest, pair[1], pair[0])
@@ -235,21 +244,25 @@ class StreamReader(wiring.Component):
         m.d.sync += pos.eq(pos_n)
         pw = len(cslot)
 
-        def slots_next(q):                          # (cslot, nslot, the cross pair) after this cycle
-            c, n, x = q[:pw], q[pw:2 * pw], q[2 * pw:]
+        def slots_next(q, x):                       # (cslot, nslot) after this cycle, x the cross pair
+            c, n = q[:pw], q[pw:]
             adv = advances(x)
-            return Cat(Mux(self.start, 0, Mux(adv, n, c))[:pw], Mux(self.start, 1, Mux(adv, ring_next(n), n))[:pw],
-                       cross_next)
+            return Cat(Mux(self.start, 0, Mux(adv, n, c))[:pw], Mux(self.start, 1, Mux(adv, ring_next(n), n))[:pw])
         # the pointers: a copy per 32 bits of the rows (one per 64 bits fanned out to 127
         # multiplexer inputs over 70 tiles: reader 0's pointer -> the reducer's element
-        # queue, 16.2 ns in the placed `base`, session 43); the offset: a copy per 64 bits
+        # queue, 16.2 ns in the placed `base`, session 43), four to each copy of the cross
+        # pair; the offset: a copy per 64 bits
         copies = slices(8 * R)
-        pairs = own_replicas(m, platform, slots_next, 2 * pw + 2, max(1, 8 * R // 32), "slots")
-        cslots, nslots = [q[:pw] for q in pairs], [q[pw:2 * pw] for q in pairs]
+        pairs = []
+        for g, x in enumerate(cross_copies[1:]):
+            pairs += own_replicas(m, platform, lambda q, x=x: slots_next(q, x), 2 * pw,
+                                  min(4, pointer_copies - 4 * g), f"slots{g}")
+        cslots, nslots = [q[:pw] for q in pairs], [q[pw:] for q in pairs]
         if self.checks:
-            m.d.sync += Cat(cslot, nslot).eq(slots_next(Cat(cslot, nslot, cross_for_ahead))[:2 * pw])
-            m.d.sync += [Assert((q[:pw] == cslot) & (q[pw:2 * pw] == nslot) & (q[2 * pw:] == cross_for_ahead),
-                                "StreamReader: a pointer copy differs") for q in pairs]
+            m.d.sync += Cat(cslot, nslot).eq(slots_next(Cat(cslot, nslot), cross_for_ahead))
+            m.d.sync += [Assert((q == Cat(cslot, nslot)), "StreamReader: a pointer copy differs") for q in pairs]
+            m.d.sync += [Assert(x == cross_for_ahead, "StreamReader: a copy of the cross pair differs")
+                         for x in cross_copies[1:]]
         with m.If(self.rsp_valid):
             m.d.sync += wslot.eq(ring_next(wslot))
         for k in range(S):

@@ -189,8 +189,12 @@ def test_no_unread_copies_in_a_reader_without_funnel():
         text = rtlil.convert(StreamReader(32, 20, 12, realign=realign, slots=5), name="top",
                              platform=FlowPlatform("ecp5"))
         assert len(set(re.findall(r"cell \\TRELLIS_FF \\offset_r(\d+)_ff", text))) == copies, realign
-        # the read pointers: a copy per 32 bits of the 256-bit rows, with or without a funnel
-        assert len(set(re.findall(r"cell \\TRELLIS_FF \\slots_r(\d+)_ff", text))) == 8
+        # the read pointers: a copy per 32 bits of the 256-bit rows, with or without a
+        # funnel, in two groups of four, each with its copy of the cross pair (and one for
+        # the request count `ahead`)
+        assert len(set(re.findall(r"cell \\TRELLIS_FF \\(slots\d+_r\d+)_ff", text))) == 8
+        assert len(set(re.findall(r"cell \\TRELLIS_FF \\slots(\d+)_r", text))) == 2
+        assert len(set(re.findall(r"cell \\TRELLIS_FF \\cross_r(\d+)_ff", text))) == 3
 
 
 class _AndTop(wiring.Component):
