@@ -4,7 +4,7 @@ Memory client ports (the client's view; the memory system sees them flipped):
 
 * `ReadPort`: the client sends row addresses on ``req``; the memory system
   returns the row's data on ``rsp`` in request order, exactly
-  ``config.mem_latency`` (1 or 2) cycles after the request transferred
+  ``config.mem_latency`` (1, 2 or 3) cycles after the request transferred
   (``req.valid & req.ready``). ``rsp`` has no back-pressure:
   a client issues only requests whose responses it can take. ``rsp.payload`` is
   defined only while ``rsp.valid`` is high (as the stream rules have it).

@@ -35,8 +35,9 @@ class CoreConfig:
                                    # about 3,000 LUT4 sites on ECP5 and keeps the ResNet-20 stem at
                                    # >= 75 %, see docs/matrix-unit.md)
     fetch_depth: int = None        # fetcher buffer entries (None: default_depth(row_bytes, mem_latency))
-    mem_latency: int = 1           # data memory read latency in cycles (hw/memory.py): 1, or 2 with the
-                                   # requests registered in front of the block RAMs
+    mem_latency: int = 1           # data memory read latency in cycles (hw/memory.py): 1, 2 with the
+                                   # requests registered in front of the block RAMs, 3 with their
+                                   # read data registered too
     synth_luts: str = "abc9"       # the synthesis flow's default LUT mapper (hw/synth.py): "abc9", or
                                    # "abc" (abc -lut 4: fewer LUTs; `base` fits the ECP5-85F only so)
     synth_router: str = "router1"  # the flow's default nextpnr router ("router2" for `base`: router1
@@ -58,8 +59,8 @@ class CoreConfig:
                 raise ValueError(f"domain port DID {d:#x} is not a STANDARD non-Unity or CUSTOM DID")
         if self.fetch_depth is not None and (not isinstance(self.fetch_depth, int) or self.fetch_depth < 1):
             raise ValueError(f"fetch_depth must be a positive number of buffer entries, not {self.fetch_depth!r}")
-        if self.mem_latency not in (1, 2):
-            raise ValueError(f"mem_latency must be 1 or 2 cycles, not {self.mem_latency!r}")
+        if self.mem_latency not in (1, 2, 3):
+            raise ValueError(f"mem_latency must be 1, 2 or 3 cycles, not {self.mem_latency!r}")
         for name, choices in (("synth_luts", LUT_MAPPERS), ("synth_router", ROUTERS), ("synth_placer", PLACERS)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name} must be {' or '.join(map(repr, choices))}, not {getattr(self, name)!r}")
@@ -124,9 +125,9 @@ CONFIGS = {
                            "1-entry fetch buffer"),
     "base": CoreConfig("base", mem_bytes=128 << 10, row_bytes=32, domains=(0x80,), datamove_lanes=8,
                        vector_bytes=32, vector_narrow_bits=64, vector_narrow_stages=13, vector_min_lane=8,
-                       array_n=8, mem_latency=2, synth_luts="abc", synth_router="router2", synth_placer="static",
-                       doc="ECP5-85F: 128 KiB in 256-bit rows read with a latency of 2 (requests "
-                           "registered in front of the block RAMs), DATA_MOVE 8 bytes per cycle, W = 32 "
+                       array_n=8, mem_latency=3, synth_luts="abc", synth_router="router2", synth_placer="static",
+                       doc="ECP5-85F: 128 KiB in 256-bit rows read with a latency of 3 (requests "
+                           "registered in front of the block RAMs, read data behind them), DATA_MOVE 8 bytes per cycle, W = 32 "
                            "vector datapath (POW, MEDIAN, CLIP, MUL, shifts, DIV/MOD on a 64-bit path of "
                            "13 stages, 64 bits per 9 cycles; int4 in 8-bit lanes), 8 x 8 array"),
     "large": CoreConfig("large", mem_bytes=1 << 20, row_bytes=32, domains=(1, 2, 3, 4, 5, 6, 0x80),

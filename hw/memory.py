@@ -54,19 +54,23 @@ client port (`bus.ReadPort`, `bus.WritePort`, seen flipped here):
   with the read's response); several out-of-range requests in one cycle give one
   pulse, requests in consecutive cycles keep it high.
 
-Timing (bus.py's protocol), with ``L = config.mem_latency`` (1 or 2):
+Timing (bus.py's protocol), with ``L = config.mem_latency`` (1, 2 or 3):
 
 * read latency: the response is valid on the client's ``rsp`` exactly ``L`` cycles
   after its request transferred; responses are in order and go only to the client
   that issued the request. With ``L = 1`` the granted address goes straight to the
   SRAM (a synchronous read); with ``L = 2`` every request is first registered (the
   granted read address of each physical port, and the write request), so the block
-  RAMs see registers only and no client's request logic reaches them in its cycle.
+  RAMs see registers only and no client's request logic reaches them in its cycle;
+  ``L = 3`` registers the read data of each physical port too, so the block RAMs'
+  slow clock-to-output (5.6-5.8 ns on the ECP5) ends in one register instead of
+  the clients' (their 16-20 registers per bit were the most frequent end of the
+  placed `base`'s worst paths, 16-17 ns, session 50).
 * read throughput: one row per physical read port per cycle.
 * ``rsp.payload`` is defined only while ``rsp.valid`` is high (the SRAM reads
   every cycle; its read enable is constant).
 * write: takes effect at the clock edge that transfers the request (``L = 1``) or
-  at the next one (``L = 2``); as the ports see it the two are the same, because a
+  at the next one (``L = 2, 3``); as the ports see it the two are the same, because a
   read's SRAM access is delayed as much: a read that transfers after the write's
   transfer cycle returns the new data. One write per cycle.
 * reads are not transparent: a read transferring in the same cycle as a write to
@@ -223,9 +227,12 @@ class MemorySystem(wiring.Component):
         wp = storage.write_port(granularity=8)
         error = Signal()            # an out-of-range request transfers this cycle
 
+        L = cfg.mem_latency
+        at_sram = min(L, 2)         # the SRAM's data comes this many cycles after the grant
+
         def request_stage(value, name, reset_less=False):
-            """`value` as the SRAM sees it: itself (L = 1) or registered (L = 2)."""
-            return delayed(m, value, cfg.mem_latency - 1, f"{name}_q", reset_less=reset_less)
+            """`value` as the SRAM sees it: itself (L = 1) or registered (L = 2, 3)."""
+            return delayed(m, value, at_sram - 1, f"{name}_q", reset_less=reset_less)
 
         # --- buffered clients: the arbitration sees the buffers' ports ------------------
         inner = {}                  # (kind, name) -> the port the arbitration serves
@@ -264,11 +271,14 @@ class MemorySystem(wiring.Component):
             m.d.comb += rp.addr.eq(request_stage(addr, f"rd{p}_addr", reset_less=True))
             with m.If(transfer & ~in_range):
                 m.d.comb += error.eq(1)
-            # the response is due L cycles after the grant: one register per cycle of latency
-            oob_q = delayed(m, transfer & ~in_range, cfg.mem_latency, f"rd{p}_oob")
+            # the response is due L cycles after the grant: one register per cycle of latency;
+            # with L = 3 the SRAM's data (after the block RAMs' depth multiplexer and the
+            # range's zero) is registered once more before the clients
+            oob_q = delayed(m, transfer & ~in_range, at_sram, f"rd{p}_oob")
+            data = delayed(m, Mux(oob_q, 0, rp.data), L - at_sram, f"rd{p}_data", reset_less=True)
             for n, port, g in zip(clients, ports, granted):
-                m.d.comb += [port.rsp.valid.eq(delayed(m, g, cfg.mem_latency, f"rd{p}_rsp_{n}")),
-                             port.rsp.payload.eq(Mux(oob_q, 0, rp.data))]
+                m.d.comb += [port.rsp.valid.eq(delayed(m, g, L, f"rd{p}_rsp_{n}")),
+                             port.rsp.payload.eq(data)]
 
         # --- write port ---------------------------------------------------------------
         w_row = Signal(row_addr_bits(rows))
@@ -292,7 +302,7 @@ class MemorySystem(wiring.Component):
         with m.If(w_transfer & ~w_in_range):
             m.d.comb += error.eq(1)
 
-        m.d.sync += self.error.eq(delayed(m, error, cfg.mem_latency - 1, "error"))
+        m.d.sync += self.error.eq(delayed(m, error, L - 1, "error"))
         return m
 
     def _write_buffer(self, m, name, port, full, r_full):

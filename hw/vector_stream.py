@@ -8,7 +8,7 @@ cycle and port is exactly one beat of the widest operand.
 `StreamReader` -- one source operand (a contiguous run of nibbles at any nibble
 address). It requests the run's rows in order, at most ``slots - 1`` rows ahead of
 the row the consumer is in, and keeps them in a ring of ``slots`` rows (4 by
-default, 2 to 5; a response is stored without rotation in the next slot),
+default, 2 to 6; a response is stored without rotation in the next slot),
 read at the consumer's row and the next one (two slot pointers, registers). The consumer
 sees a ``2R``-nibble *window* that starts at its current position (its two rows
 funnel-shifted by the nibble offset) and ``has``: the nibbles it would take have
@@ -86,8 +86,8 @@ class StreamReader(wiring.Component):
 
     def __init__(self, row_bytes, nib_bits, row_addr_bits, *, realign=True, offset_copies=False, slots=4,
                  has_copies=0, checks=False):
-        if slots not in (2, 3, 4, 5):
-            raise ValueError(f"a stream reader buffers 2 to 5 rows, not {slots!r}")
+        if slots not in (2, 3, 4, 5, 6):
+            raise ValueError(f"a stream reader buffers 2 to 6 rows, not {slots!r}")
         self.R = row_bytes
         self.nib_bits = nib_bits
         self.ra_bits = row_addr_bits

@@ -390,7 +390,7 @@ def measure_rate(row_bytes, n=1024, latency=1):
     return latency, (len(cycles) - 1) / (cycles[-1] - cycles[0])
 
 
-@pytest.mark.parametrize("mem_latency", [1, 2])
+@pytest.mark.parametrize("mem_latency", [1, 2, 3])
 @pytest.mark.parametrize("row_bytes,minimum,first", [(32, 1.0, 4), (16, 32 / 34, 5), (8, 32 / 68, 8)])
 def test_rate(row_bytes, minimum, first, mem_latency, capsys):
     """Instructions per cycle over 1024 instructions, out.ready always high and every

@@ -4,8 +4,9 @@
 Random requests from several clients on several physical read ports and on the
 shared write port; every cycle the test checks each client's ``req.ready`` (fixed
 priority), each response (routing, data, one-cycle latency), the ``error`` pulse,
-and at the end the whole memory contents, for both read latencies
-(``mem_latency`` 1 and 2: the requests registered in front of the SRAM). Set
+and at the end the whole memory contents, for the three read latencies
+(``mem_latency`` 1; 2: the requests registered in front of the SRAM; 3: its read
+data registered too). Set
 XDSA_VCD=1 to write waveforms.
 """
 
@@ -28,9 +29,10 @@ CFG_32 = CoreConfig("t12x32", mem_bytes=12 * 32, row_bytes=32)
 CFG_16 = CoreConfig("t16x16", mem_bytes=16 * 16, row_bytes=16)      # no row is out of range
 
 
-def registered(config):
-    """`config` with the read latency of 2 (requests registered in front of the SRAM)."""
-    return replace(config, name=config.name + "_l2", mem_latency=2)
+def registered(config, latency=2):
+    """`config` with the read latency of 2 (requests registered in front of the SRAM) or 3
+    (the read data registered too)."""
+    return replace(config, name=config.name + f"_l{latency}", mem_latency=latency)
 
 
 def simulate(dut, testbench, name):
@@ -200,7 +202,8 @@ def random_traffic(config, read_clients, write_clients, *, cycles, seed, p_req=0
 
 @pytest.mark.parametrize("config,seed", [(CFG_ODD, 1), (CFG_32, 2), (CFG_16, 3), (CFG_ODD, 4),
                                          (registered(CFG_ODD), 1), (registered(CFG_32), 2),
-                                         (registered(CFG_16), 3)])
+                                         (registered(CFG_16), 3), (registered(CFG_ODD, 3), 1),
+                                         (registered(CFG_32, 3), 2)])
 def test_random_traffic(config, seed):
     stats = random_traffic(config, [["a", "b", "c"], ["d"], ["e", "f"]], ["x", "y", "z"],
                            cycles=600, seed=seed)
@@ -210,7 +213,8 @@ def test_random_traffic(config, seed):
         assert stats["oob"] > 10
 
 
-@pytest.mark.parametrize("config,seed", [(CFG_ODD, 5), (CFG_ODD, 6), (registered(CFG_ODD), 5)])
+@pytest.mark.parametrize("config,seed", [(CFG_ODD, 5), (CFG_ODD, 6), (registered(CFG_ODD), 5),
+                                         (registered(CFG_ODD, 3), 6)])
 def test_random_traffic_exclusive_clients(config, seed):
     """The core's arrangement: engines first on each port and on the write port, never two
     of one port requesting at once; an engine's ready ignores the other engines' requests."""
@@ -284,7 +288,7 @@ def test_exclusive_names_must_be_clients():
         MemorySystem(CFG_ODD, [["a"]], ["x"], exclusive=("a", "q"))
 
 
-@pytest.mark.parametrize("config", [CFG_ODD, registered(CFG_ODD)])
+@pytest.mark.parametrize("config", [CFG_ODD, registered(CFG_ODD), registered(CFG_ODD, 3)])
 def test_buffered_client(config):
     """A buffered client (h, below a on both ports): its ready is its buffers' state, not a's
     requests; a write waits in the buffer while a holds the write port, a later read waits
@@ -362,7 +366,7 @@ def test_buffered_names_must_be_clients():
         MemorySystem(CFG_ODD, [["a"]], ["x"], buffered=("a", "q"))
 
 
-@pytest.mark.parametrize("config", [CFG_ODD, registered(CFG_ODD)])
+@pytest.mark.parametrize("config", [CFG_ODD, registered(CFG_ODD), registered(CFG_ODD, 3)])
 def test_random_traffic_light_load(config):
     """Sparse requests: responses and grants when most clients are idle."""
     random_traffic(config, [["a", "b"]], ["x"], cycles=400, seed=7, p_req=0.15)
@@ -459,11 +463,11 @@ def test_ports_and_verilog():
 
 
 def test_mem_latency_is_checked():
-    """mem_latency is 1 or 2; the micro-coded data-move engine (which reads with a fixed
+    """mem_latency is 1, 2 or 3; the micro-coded data-move engine (which reads with a fixed
     latency of 1) refuses 2. Each error names the value."""
     assert CFG_ODD.mem_latency == 1 and registered(CFG_ODD).mem_latency == 2
-    for bad in (0, 3):
-        with pytest.raises(ValueError, match=f"mem_latency must be 1 or 2 cycles, not {bad}"):
+    for bad in (0, 4):
+        with pytest.raises(ValueError, match=f"mem_latency must be 1, 2 or 3 cycles, not {bad}"):
             replace(CFG_ODD, mem_latency=bad)
     with pytest.raises(ValueError, match="needs mem_latency = 1, not 2"):
         replace(CONFIGS["tiny"], mem_latency=2)

@@ -40,6 +40,7 @@ CFG16NS = CoreConfig("r16ns", mem_bytes=8192, row_bytes=16, vector_bytes=16, vec
                                                 # `narrow_step_cycles` (fewer than 1 + 13)
 CFG32N_L2 = dataclasses.replace(CFG32N, name="r32n_l2", mem_latency=2)    # memory requests registered
 CFG8_L2 = dataclasses.replace(CFG8, name="r8_l2", mem_latency=2)
+CFG32N_L3 = dataclasses.replace(CFG32N, name="r32n_l3", mem_latency=3)    # read data registered too (`base`)
 
 
 def cases(seed):
@@ -195,9 +196,9 @@ def lockstep(cfg, jobs, *, seed, p_ready=0.7, max_cycles=60_000):
 
 @pytest.mark.parametrize("cfg, seed, p_ready", [(CFG8, 1, 0.7), (CFG8, 2, 0.45), (CFG32, 3, 0.75),
                                                 (CFG32N, 4, 0.75), (CFG16N, 5, 0.6), (CFG16NS, 6, 0.6),
-                                                (CFG32N_L2, 7, 0.75), (CFG8_L2, 8, 0.6)],
+                                                (CFG32N_L2, 7, 0.75), (CFG8_L2, 8, 0.6), (CFG32N_L3, 9, 0.75)],
                          ids=["w8", "w8_slow_memory", "w32", "w32_narrow", "w16_narrow", "w16_narrow_staged",
-                              "w32_narrow_latency2", "w8_latency2"])
+                              "w32_narrow_latency2", "w8_latency2", "w32_narrow_latency3"])
 def test_lockstep(cfg, seed, p_ready):
     jobs = cases(seed) + (narrow_cases(seed) if cfg.vector_narrow_stages else [])
     exp = [golden(cfg, c) for c in jobs]
@@ -219,17 +220,18 @@ def test_narrow_step_cycles():
 
 
 @pytest.mark.parametrize("cfg, unit, per_beat", [(CFG8, DU.S8, 8), (CFG32, DU.S4, 64), (CFG32N, DU.S4, 32),
-                                                 (CFG8_L2, DU.S8, 8), (CFG32N_L2, DU.S4, 32)],
-                         ids=["int8", "int4", "int4_in_8bit_lanes", "int8_latency2", "int4_in_8bit_lanes_latency2"])
+                                                 (CFG8_L2, DU.S8, 8), (CFG32N_L2, DU.S4, 32), (CFG32N_L3, DU.S8, 32)],
+                         ids=["int8", "int4", "int4_in_8bit_lanes", "int8_latency2", "int4_in_8bit_lanes_latency2",
+                              "int8_in_32_byte_rows_latency3"])
 def test_full_rate_without_stalls(cfg, unit, per_beat):
     """With every port always ready the model (and the RTL, which the lockstep runs
     hold to it) issue one beat per cycle for ADD: 8 W / L elements per cycle, L = 4 for
     int4 unless the configuration's narrowest lane is 8 bits; with a memory read
-    latency of 2 too (the readers' fifth row, `reader_slots`)."""
+    latency of 2 and 3 too (the readers' fifth and sixth rows, `reader_slots`)."""
     rng = random.Random(5)
     B = {"s0": unit, "s1": unit, "d": unit}
     runs = []
-    for n in (400, 800):
+    for n in (384, 768):                    # (multiples of every beat: a whole number of beats)
         c = make("add", B, n, rng=rng, seed=9, addr={"s0": 0x303, "s1": 0x805, "d": 0xC01}, name=f"add{n}")
         model = VectorModel(cfg)
         model.edge(cmd=(c.mnemonic, c.fields))
@@ -238,4 +240,4 @@ def test_full_rate_without_stalls(cfg, unit, per_beat):
             model.edge()
             cycles += 1
         runs.append(cycles)
-    assert runs[1] - runs[0] == 400 // per_beat
+    assert runs[1] - runs[0] == 384 // per_beat
