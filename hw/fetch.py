@@ -164,6 +164,11 @@ class Fetcher(wiring.Component):
         L = cfg.mem_latency
         pending = Signal(L)                         # responses in flight; bit 0: due this cycle
         pos = Signal(range(group_rows))             # that response's row within its group
+        # pos < did_rows (the response is a DID pack's row) as a register loaded with pos:
+        # the compare's carry chain, 75 tiles from the push decision that enables the
+        # buffer's 241 entry registers, began the placed `base`'s worst path (pos -> the
+        # push -> the write pointer -> the head's DID, 17.31 ns, session 51)
+        in_dids = Signal(init=1)
         dids = Signal(8 * DID_PACK_BYTES, reset_less=True)          # DID pack (shifted out as used)
         stage = Signal(64, reset_less=True, name="stage") if rb == 8 else None  # first half of a payload (8-byte rows)
         buf_payload = Array(Signal(128 * per, name=f"buf_payload_{i}", reset_less=True) for i in range(depth))
@@ -241,8 +246,9 @@ class Fetcher(wiring.Component):
         # --- response parser --------------------------------------------------------
         rsp = self.mem.rsp.payload
         with m.If(pending[0] & self.mem.rsp.valid):
-            m.d.sync += pos.eq(Mux(pos == group_rows - 1, 0, pos + 1))
-            with m.If(pos < did_rows):
+            m.d.sync += [pos.eq(Mux(pos == group_rows - 1, 0, pos + 1)),
+                         in_dids.eq(Mux(pos == group_rows - 1, 1, pos + 1 < did_rows))]
+            with m.If(in_dids):
                 m.d.sync += dids.eq(Cat(dids[8 * rb:], rsp))
             if stage is not None:
                 with m.Elif(~pos[0]):               # first half of a payload (did_rows is even)
@@ -294,12 +300,13 @@ class Fetcher(wiring.Component):
             m.d.sync += [running.eq(1), bad.eq(start_bad), fault.eq(start_bad),
                          pc.eq(a + DID_PACK_BYTES), out_of_range.eq(0),
                          slot.eq(0), sub.eq(0), req_row.eq(a[exact_log2(rb):]),
-                         pending.eq(0), pos.eq(0), wp.eq(0), count.eq(0)]
+                         pending.eq(0), pos.eq(0), in_dids.eq(1), wp.eq(0), count.eq(0)]
             m.d.comb += rp_n.eq(0)
         with m.If(self.stop):
             m.d.sync += [running.eq(0), pending.eq(0), fault.eq(0)]
         if self._checks:
             m.d.sync += Assert(fault == (running & (bad | out_of_range)), "Fetcher: fault differs")
+            m.d.sync += Assert(in_dids == (pos < did_rows), "Fetcher: in_dids differs from pos < did_rows")
             m.d.sync += [Assert(r == rp, "Fetcher: a copy of rp differs") for r in rp_copies]
             direct = buf_did[rp].word_select(sub, 8) if per > 1 else buf_did[rp]
             m.d.sync += Assert(head_did == direct, "Fetcher: the head's DID register differs")
