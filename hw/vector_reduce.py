@@ -227,17 +227,26 @@ class Reducer(wiring.Component):
         # unit's shift was in series with reader 0's last-row adder and compare (`bsel` ->
         # `run_len` -> the reader's `rows_more`, 22.0 ns in the placed `base`, session 37)
         m.d.sync += run_len.eq((rl_c << el)[:NB])
+        # the strides in nibbles, registers loaded in every cycle in the same way: the
+        # engine's `bsel` (fan-out 180 over 86 tiles) -> the shift -> the walker's adders was
+        # 17.8-20.0 ns in the placed `base` (session 51)
+        rs_n, o1s_n, o2s_n = (Signal(NB + 1, name=f"{nm}_nib", reset_less=True) for nm in ("rs", "o1s", "o2s"))
+        m.d.sync += [r.eq((g << el)[:NB + 1]) for r, g in zip((rs_n, o1s_n, o2s_n), (geo_c[6], geo_c[2], geo_c[4]))]
+        if self.checks:
+            m.d.sync += Assert(~pend | ((rs_n == (rs << el)[:NB + 1]) & (o1s_n == (o1s << el)[:NB + 1])
+                                        & (o2s_n == (o2s << el)[:NB + 1])),
+                               "Reducer: a stride register differs from its shifted stride")
         with m.If(self.start):
             m.d.sync += [pend.eq(1), wc1.eq(0), wc2.eq(0), wrc.eq(0),
                          wa1.eq(self.src_nib), wa2.eq(self.src_nib), war.eq(self.src_nib)]
         with m.Elif(run_start):
             with m.If(wrc + 1 < rc):
-                m.d.sync += [wrc.eq(wrc + 1), war.eq(war + (rs << el))]
+                m.d.sync += [wrc.eq(wrc + 1), war.eq(war + rs_n)]
             with m.Elif(wc2 + 1 < o2):
-                n2 = wa2 + (o2s << el)
+                n2 = wa2 + o2s_n
                 m.d.sync += [wrc.eq(0), wc2.eq(wc2 + 1), wa2.eq(n2), war.eq(n2)]
             with m.Elif(wc1 + 1 < o1):
-                n1 = wa1 + (o1s << el)
+                n1 = wa1 + o1s_n
                 m.d.sync += [wrc.eq(0), wc2.eq(0), wc1.eq(wc1 + 1), wa1.eq(n1), wa2.eq(n1), war.eq(n1)]
             with m.Else():
                 m.d.sync += pend.eq(0)
