@@ -35,8 +35,8 @@ Microarchitecture
 * **Readers** (`hw.vector_stream.StreamReader`): source 0 on ``rd_a``, source 1
   on ``rd_b``; MEDIAN's source 2 shares ``rd_b`` with source 1 (round-robin, a
   request holds its port until it transfers), so MEDIAN runs at half rate.
-  Sources 0 and 1 buffer `golden.cycle.vector.reader_slots` rows (4, or 5 with a
-  memory read latency of 2); source 2's reader buffers fewer
+  Sources 0 and 1 buffer `golden.cycle.vector.reader_slots` rows (4, and one more
+  per further cycle of memory read latency: 6 in `base`); source 2's reader buffers fewer
   (`golden.cycle.vector.source2_slots`: 2 when MEDIAN is on the narrow path),
   enough for that rate.
   Sources 1 and 2 share one realignment shifter: MEDIAN's source 2 is realigned one
@@ -73,10 +73,10 @@ Steady state: one beat per ``occ`` cycles (see `hw.vector_alu`), e.g. W bytes of
 int8 ADD results per cycle at any alignment.
 
 Measured through the `base` core (``xdsa bench vector``, W = 32, memory read
-latency 2, Verilator): int8 ADD over 64 KiB at 31.5 destination bytes per cycle
-(98.4 % of W; the rest is the fixed cost of one instruction), int32 MUL and int8
-CLIP (narrow path of 13 stages, 9-cycle steps) at 0.89, a 16-element int8 ADD in 34
-cycles from issue to completion, 22 of them in the engine. docs/vector-engine.md
+latency 3, Verilator): int8 ADD over 64 KiB at 31.4 destination bytes per cycle
+(98.2 % of W; the rest is the fixed cost of one instruction), int32 MUL and int8
+CLIP (narrow path of 13 stages, 9-cycle steps) at 0.89, a 16-element int8 ADD in 37
+cycles from issue to completion, 23 of them in the engine. docs/vector-engine.md
 has the details.
 """
 
