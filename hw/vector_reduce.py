@@ -102,7 +102,13 @@ class Reducer(wiring.Component):
         w = Signal(12)
         m.d.comb += [c.eq(Mux(self.fc == 0, 1, self.fc)), h.eq(Mux(self.fh == 0, 1, self.fh)),
                      w.eq(Mux(self.fw == 0, 1, self.fw))]
-        el = self.bsel                          # nibbles per element = 1 << bsel
+        # the unit as a register of the unit's own (the engine's `bsel`, fan-out 180 over 86
+        # tiles, began the reducer's paths into its walker, x and divider registers, 15.6-20.0
+        # ns in the placed `base`, session 51); it holds still from the engine's DECODE, cycles
+        # before `start`, so the copy a cycle later is the same while the unit runs
+        bsel = Signal(3, name="red_bsel", reset_less=True)
+        m.d.sync += bsel.eq(self.bsel)
+        el = bsel                               # nibbles per element = 1 << bsel
 
         # --- shift-add multiplier: p = a * b, one cycle per significant bit of b -------------------
         # (the operands and the product reset-less: loaded at `sa_go`, read while sa_busy, reset)
@@ -233,6 +239,7 @@ class Reducer(wiring.Component):
         rs_n, o1s_n, o2s_n = (Signal(NB + 1, name=f"{nm}_nib", reset_less=True) for nm in ("rs", "o1s", "o2s"))
         m.d.sync += [r.eq((g << el)[:NB + 1]) for r, g in zip((rs_n, o1s_n, o2s_n), (geo_c[6], geo_c[2], geo_c[4]))]
         if self.checks:
+            m.d.sync += Assert(self.idle | (bsel == self.bsel), "Reducer: the unit changed while the reducer runs")
             m.d.sync += Assert(~pend | ((rs_n == (rs << el)[:NB + 1]) & (o1s_n == (o1s << el)[:NB + 1])
                                         & (o2s_n == (o2s << el)[:NB + 1])),
                                "Reducer: a stride register differs from its shifted stride")
@@ -265,7 +272,7 @@ class Reducer(wiring.Component):
         # the element's flags x != 0 and x in {1, -1} from its b bits in `y`, chosen
         # by the unit after the compares (not compares of the extended 65-bit element)
         w_nz, w_pm1 = Signal(name="x_win_nz"), Signal(name="x_win_pm1")
-        with m.Switch(self.bsel):
+        with m.Switch(bsel):
             for bs in range(5):
                 b = 4 << bs
                 with m.Case(bs):
@@ -288,7 +295,7 @@ class Reducer(wiring.Component):
         el_nib = Signal(6, reset_less=True)               # a register (bsel holds still from before
         m.d.sync += el_nib.eq(Const(1, 6) << el)          # start): no decoding before the reader's `has`
         cap = Signal(66)                                  # PROD magnitudes saturate here: 2**bits
-        m.d.comb += cap.eq(_by_width(self.bsel, lambda b: Const(1 << b, 66)))
+        m.d.comb += cap.eq(_by_width(bsel, lambda b: Const(1 << b, 66)))
 
         # The accumulators, counts and results are reset-less: the FSM (reset) leaves IDLE only
         # on `start`; the accumulators, kcnt and outs are cleared in IDLE (`reset_acc`), ext is
@@ -414,7 +421,7 @@ class Reducer(wiring.Component):
 
             with m.State("PROD"):
                 with m.If(sa_done):
-                    capped = _by_width(self.bsel, lambda b: sa_p[b:].any())     # sa_p >= 2**bits
+                    capped = _by_width(bsel, lambda b: sa_p[b:].any())     # sa_p >= 2**bits
                     m.d.sync += [pmag.eq(Mux(capped, cap, sa_p)), pm_cap.eq(capped)]
                     with m.If(kcnt == K):
                         m.next = "FIN"
@@ -443,9 +450,9 @@ class Reducer(wiring.Component):
                         m.next = "SAT"
                     with m.Case(MEAN):
                         # |sum| / K: quotient below 2**(bits + 1)
-                        m.d.sync += [dv_r.eq(_by_width(self.bsel, lambda b: sum_abs >> (b + 1))),
-                                     dv_q.eq(_by_width(self.bsel, lambda b: (sum_abs << (QB - b - 1))[:QB])),
-                                     dv_d.eq(K), dv_n.eq(_by_width(self.bsel, lambda b: b + 1)), vneg.eq(sum_neg)]
+                        m.d.sync += [dv_r.eq(_by_width(bsel, lambda b: sum_abs >> (b + 1))),
+                                     dv_q.eq(_by_width(bsel, lambda b: (sum_abs << (QB - b - 1))[:QB])),
+                                     dv_d.eq(K), dv_n.eq(_by_width(bsel, lambda b: b + 1)), vneg.eq(sum_neg)]
                         m.next = "DIV"
                     with m.Case(VAR):
                         mul(acc_sq, K)
@@ -466,9 +473,9 @@ class Reducer(wiring.Component):
 
             with m.State("VAR3"):                             # num // K^2, below 2**(2 bits + 2)
                 with m.If(sa_done):
-                    m.d.sync += [dv_r.eq(_by_width(self.bsel, lambda b: num >> (2 * b + 2))),
-                                 dv_q.eq(_by_width(self.bsel, lambda b: (num << (QB - 2 * b - 2))[:QB])),
-                                 dv_d.eq(sa_p), dv_n.eq(_by_width(self.bsel, lambda b: 2 * b + 2)), vneg.eq(0)]
+                    m.d.sync += [dv_r.eq(_by_width(bsel, lambda b: num >> (2 * b + 2))),
+                                 dv_q.eq(_by_width(bsel, lambda b: (num << (QB - 2 * b - 2))[:QB])),
+                                 dv_d.eq(sa_p), dv_n.eq(_by_width(bsel, lambda b: 2 * b + 2)), vneg.eq(0)]
                     m.next = "DIV"
 
             with m.State("DIV"):
