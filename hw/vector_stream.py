@@ -220,7 +220,8 @@ class StreamReader(wiring.Component):
                          Mux(self.take_en, Cat(cross_take_at(npos), end[lrn:] != npos[lrn:]),
                              Cat(cross_take_at(pos), end[lrn:] != pos[lrn:])))
         pointer_copies = max(1, 8 * R // 32)
-        cross_copies = replicas(m, platform, cross_next, 1 + -(-pointer_copies // 4), "cross")   # (reset)
+        per_cross = 4                               # pointer copies per copy of the pair
+        cross_copies = replicas(m, platform, cross_next, 1 + -(-pointer_copies // per_cross), "cross")  # (reset)
         cross_for_ahead = cross_copies[0]
 
         def advances(pair):                         # the consumer enters the next row
@@ -256,11 +257,11 @@ class StreamReader(wiring.Component):
         pairs = []
         for g, x in enumerate(cross_copies[1:]):
             pairs += own_replicas(m, platform, lambda q, x=x: slots_next(q, x), 2 * pw,
-                                  min(4, pointer_copies - 4 * g), f"slots{g}")
+                                  min(per_cross, pointer_copies - per_cross * g), f"slots{g}")
         cslots, nslots = [q[:pw] for q in pairs], [q[pw:] for q in pairs]
         if self.checks:
             m.d.sync += Cat(cslot, nslot).eq(slots_next(Cat(cslot, nslot), cross_for_ahead))
-            m.d.sync += [Assert((q == Cat(cslot, nslot)), "StreamReader: a pointer copy differs") for q in pairs]
+            m.d.sync += [Assert(q == Cat(cslot, nslot), "StreamReader: a pointer copy differs") for q in pairs]
             m.d.sync += [Assert(x == cross_for_ahead, "StreamReader: a copy of the cross pair differs")
                          for x in cross_copies[1:]]
         with m.If(self.rsp_valid):
