@@ -30,6 +30,7 @@ from .config import CoreConfig
 from .core import Core
 from .uart import baud_divisor
 from .uart_bridge import DEFAULT_TIMEOUT_BITS, UARTBridge, check_bridge_params
+from .wishbone_slice import WishboneSlice
 
 __all__ = ["BridgedCore", "BoardTop", "Board", "BOARDS", "get_board", "ecp5_pll", "ice40_pll",
            "PLLError", "yowasp_env", "board_platform", "build_board", "build_overrides", "run_logged", "DEFAULT_BAUD"]
@@ -54,7 +55,8 @@ def power_on_reset(m, clk, cycles=16):
 
 
 class BridgedCore(wiring.Component):
-    """`Core(config)` with a `UARTBridge(divisor)` on its Wishbone host port.
+    """`Core(config)` with a `UARTBridge(divisor)` on its Wishbone host port, through a
+    register slice (`hw.wishbone_slice`: two cycles more per access).
 
     Ports: ``rx`` (from the host, asynchronous), ``tx`` (to the host), ``busy`` and
     ``stopped`` (the core's), ``fault`` (high from the retirement of a faulting
@@ -80,7 +82,10 @@ class BridgedCore(wiring.Component):
         m = Module()
         m.submodules.core = core = Core(self.config, mem_init=self._mem_init)
         m.submodules.bridge = bridge = UARTBridge(self.divisor, timeout_bits=self.timeout_bits)
-        wiring.connect(m, bridge.wb, core.wb)
+        # a register slice between the bridge (by its pins) and the core's host port
+        m.submodules.wb_slice = wb_slice = WishboneSlice()
+        wiring.connect(m, bridge.wb, wb_slice.up)
+        wiring.connect(m, wb_slice.down, core.wb)
         m.d.comb += [bridge.rx.eq(self.rx), self.tx.eq(bridge.tx),
                      self.busy.eq(core.busy), self.stopped.eq(core.stopped)]
         for did in self.config.domains:

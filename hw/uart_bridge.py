@@ -42,7 +42,8 @@ received, and sends a PING, which answers OK. The bridge handles one command at 
 time: the host sends the next command after the answer of the previous one.
 
 Throughput: one byte per ``10 * divisor`` cycles each way; a Wishbone access (2-3
-cycles on an idle core) per four data bytes, overlapped with the reception of the
+cycles on an idle core; 2 more through the board tops' register slice,
+`hw.wishbone_slice`) per four data bytes, overlapped with the reception of the
 next word for WRITE_BLOCK, and between two words for READ_BLOCK.
 """
 
