@@ -149,6 +149,7 @@ def _run(cmd, log_path, what, log, env, time_limit=None):
                       time_limit=time_limit)
 
 
+SMALL_ALU_BITS = 12        # ECP5: adders and comparisons this narrow are LUTs, not carry chains (`synth_steps`)
 BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
 LOGIC_DEPTH_PATHS = 5      # the deepest paths of the netlist in the report (`hw.logic_depth`)
 PLACED_JSON = "placed.json"          # the ECP5 place step's netlist, which the route step reads
@@ -170,15 +171,22 @@ def synth_steps(family, device, luts, top="top"):
       on the UP5K: about 2 % fewer LUT4s than abc for `tiny`); abc: ``-dsp`` only.
     * ECP5: synth_ecp5 always maps with abc9; "abc" stops it before its LUT mapping,
       maps with abc -lut 4 (LUT4s only, no timing model: on `base`, 5 % fewer LUT4
-      sites, 113.8k against 120.2k, in half the time) and runs the rest of synth_ecp5."""
+      sites, 113.8k against 120.2k, in half the time) and runs the rest of synth_ecp5.
+      With either mapper, adders and comparisons of at most `SMALL_ALU_BITS` result bits
+      are built from LUTs, not carry chains (synth_ecp5 only keeps those of 4 bits or
+      fewer out of them): nextpnr gives every carry chain two more CCU2C cells, one
+      feeding its carry in and one taking its carry out, so a 6-bit comparison is 5
+      CCU2Cs (10 logic cells) as a chain and 2 or 3 LUT4s as logic."""
     _check_luts(luts)
     if family == "ice40":
         if luts == "abc9":
             return "-dsp -abc9" + (" -device u" if device.upper().startswith("ICE40UP") else ""), []
         return "-dsp", []
+    small_alus = f"techmap -map +/techmap.v t:$alu r:Y_WIDTH<={SMALL_ALU_BITS} %i"
     if luts == "abc":
-        return "-run :map_luts", ["abc -lut 4", "clean", f"synth_ecp5 -top {top} -run map_cells:"]
-    return "", []
+        return "-run :map_gates", [small_alus, f"synth_ecp5 -top {top} -run map_gates:map_luts", "abc -lut 4",
+                                   "clean", f"synth_ecp5 -top {top} -run map_cells:"]
+    return "-run :map_gates", [small_alus, f"synth_ecp5 -top {top} -run map_gates:"]
 
 
 def _yosys_script(target, top_il, json_out, stat_out, *, keep=None, luts="abc9"):

@@ -51,7 +51,8 @@ def test_ulx3s_top_elaborates():
     # `xdsa synth`'s flow for base: abc -lut 4 between synth_ecp5's halves (with abc9 it
     # does not fit the 85F), the static placer and router2; the seed reaches nextpnr
     ys, sh = text(files, "top.ys"), text(files, "build_top.sh")
-    assert re.search(r"synth_ecp5 -run :map_luts -top top\s+abc -lut 4\s+clean\s+"
+    assert re.search(r"synth_ecp5 -run :map_gates -top top\s+techmap -map \+/techmap.v t:\$alu r:Y_WIDTH<=\d+ %i\s+"
+                     r"synth_ecp5 -top top -run map_gates:map_luts\s+abc -lut 4\s+clean\s+"
                      r"synth_ecp5 -top top -run map_cells:\s+write_json top.json", ys), ys
     assert re.search(r"nextpnr-ecp5.*--placer static --router router2 --seed 3", sh, re.S), sh
     lpf = files["top.lpf"]
@@ -97,11 +98,14 @@ def test_ice40_hx8k_evn_top_elaborates():
 
 def test_board_builds_use_the_synth_flow():
     """A board build runs `xdsa synth`'s flow for its configuration (base on the ULX3S:
-    `test_ulx3s_top_elaborates`): a configuration with abc9 on the ULX3S keeps
-    synth_ecp5 whole; tiny on the iCEBreaker maps with abc9 and the UP5K timing model,
+    `test_ulx3s_top_elaborates`): a configuration with abc9 on the ULX3S runs
+    synth_ecp5's LUT mapping (abc9), split only for the small adders' techmap; tiny on the iCEBreaker maps with abc9 and the UP5K timing model,
     HeAP and router1, and without a seed nextpnr chooses."""
     files = plan_files("ulx3s", SMALL)
-    assert "abc -lut 4" not in text(files, "top.ys") and "-run" not in text(files, "top.ys")
+    ys = text(files, "top.ys")
+    assert "abc -lut 4" not in ys
+    assert re.search(r"synth_ecp5 -run :map_gates -top top\s+techmap -map \+/techmap.v t:\$alu r:Y_WIDTH<=\d+ %i\s+"
+                     r"synth_ecp5 -top top -run map_gates:\s+write_json top.json", ys), ys
     files = plan_files("icebreaker", get_config("tiny"))
     assert "synth_ice40 -dsp -abc9 -device u -top top" in text(files, "top.ys")
     sh = text(files, "build_top.sh")
