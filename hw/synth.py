@@ -150,6 +150,7 @@ def _run(cmd, log_path, what, log, env, time_limit=None):
 
 
 SMALL_ALU_BITS = 12        # ECP5: adders and comparisons this narrow are LUTs, not carry chains (`synth_steps`)
+SMALL_CMP_BITS = 24        # ECP5: comparisons (<, <=, >, >=) of operands this narrow are LUTs too
 BREAKDOWN_DEPTH = 3        # levels below the top in the per-module breakdown
 LOGIC_DEPTH_PATHS = 5      # the deepest paths of the netlist in the report (`hw.logic_depth`)
 PLACED_JSON = "placed.json"          # the ECP5 place step's netlist, which the route step reads
@@ -176,17 +177,23 @@ def synth_steps(family, device, luts, top="top"):
       are built from LUTs, not carry chains (synth_ecp5 only keeps those of 4 bits or
       fewer out of them): nextpnr gives every carry chain two more CCU2C cells, one
       feeding its carry in and one taking its carry out, so a 6-bit comparison is 5
-      CCU2Cs (10 logic cells) as a chain and 2 or 3 LUT4s as logic."""
+      CCU2Cs (10 logic cells) as a chain and 2 or 3 LUT4s as logic. Comparisons of
+      operands up to `SMALL_CMP_BITS` wide are LUTs too (a comparison is a shallow tree
+      of LUTs, a sum is not): they are mapped before synth_ecp5's coarse step, which
+      turns them into the same cells as adders (``$alu``)."""
     _check_luts(luts)
     if family == "ice40":
         if luts == "abc9":
             return "-dsp -abc9" + (" -device u" if device.upper().startswith("ICE40UP") else ""), []
         return "-dsp", []
+    small_cmps = ("techmap -map +/techmap.v t:$lt t:$le %u t:$ge %u t:$gt %u "
+                  f"r:A_WIDTH<={SMALL_CMP_BITS} %i r:B_WIDTH<={SMALL_CMP_BITS} %i")
     small_alus = f"techmap -map +/techmap.v t:$alu r:Y_WIDTH<={SMALL_ALU_BITS} %i"
+    coarse = [small_cmps, f"synth_ecp5 -top {top} -run coarse:map_gates", small_alus]
     if luts == "abc":
-        return "-run :map_gates", [small_alus, f"synth_ecp5 -top {top} -run map_gates:map_luts", "abc -lut 4",
-                                   "clean", f"synth_ecp5 -top {top} -run map_cells:"]
-    return "-run :map_gates", [small_alus, f"synth_ecp5 -top {top} -run map_gates:"]
+        return "-run :coarse", [*coarse, f"synth_ecp5 -top {top} -run map_gates:map_luts", "abc -lut 4",
+                                "clean", f"synth_ecp5 -top {top} -run map_cells:"]
+    return "-run :coarse", [*coarse, f"synth_ecp5 -top {top} -run map_gates:"]
 
 
 def _yosys_script(target, top_il, json_out, stat_out, *, keep=None, luts="abc9"):

