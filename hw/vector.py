@@ -469,18 +469,27 @@ class VectorEngine(wiring.Component):
         narrow_shift = exact_log2(cfg.narrow_groups)
         scaled = Cat(fkind == k for k in sorted(NARROW_SCALED_KINDS)).any()
         narrow = Cat(fkind == k for k in sorted(NARROW_KINDS)).any()
-        m.d.comb += [occ_n.eq(Mux(scaled, occ_beat << narrow_shift, occ_beat)),
-                     occ.eq(Mux(narrow, sum(occ_n << i for i in range(cfg.narrow_step_cycles.bit_length())
-                                            if cfg.narrow_step_cycles >> i & 1), occ_n))]   # shifts and adds
+
+        def cycles(steps, narrow):                  # a beat's cycles from its steps: shifts and adds
+            return Mux(narrow, sum(steps << i for i in range(cfg.narrow_step_cycles.bit_length())
+                                   if cfg.narrow_step_cycles >> i & 1), steps)
+        m.d.comb += [occ_n.eq(Mux(scaled, occ_beat << narrow_shift, occ_beat)), occ.eq(cycles(occ_n, narrow))]
         # the beat facts PREP loads into bcfg as registers loaded in every cycle: the fields and
         # the held units they come from hold still from DECODE on, so they are settled before
-        # PREP (three cycles or more later) and the held units' nets (bsel_s0_h, fan-out 118)
+        # PREP (four cycles or more later) and the held units' nets (bsel_s0_h, fan-out 118)
         # are not in series with the shifts and adds (bsel -> pass2 -> occ -> bcfg, 19.4 ns in
         # the placed `base`, session 39)
         occ_r, occ_g_r = Signal.like(occ, name="occ_r", reset_less=True), Signal.like(occ, name="occ_g_r", reset_less=True)
         pass2_r, swap_r = Signal(name="pass2_r", reset_less=True), Signal(name="swap_r", reset_less=True)
         occ_g, swap = occ_n >> narrow_shift, fb1 > fb0
-        m.d.sync += [occ_r.eq(occ), occ_g_r.eq(occ_g), pass2_r.eq(pass2), swap_r.eq(swap)]
+        # occ_r in two steps, occ_n and the narrow flag registered between the unit facts'
+        # decoding and the shifts and adds (the facts -> pass2 -> occ_n -> occ was one path,
+        # 17.26 ns in the placed `base`, session 52); still settled in PREP, which comes four
+        # cycles or more after DECODE (asserted below)
+        occ_n_r = Signal.like(occ_n, name="occ_n_r", reset_less=True)
+        narrow_r = Signal(name="narrow_r", reset_less=True)
+        m.d.sync += [occ_n_r.eq(occ_n), narrow_r.eq(narrow),
+                     occ_r.eq(cycles(occ_n_r, narrow_r)), occ_g_r.eq(occ_g), pass2_r.eq(pass2), swap_r.eq(swap)]
         with m.Switch(fkind):
             with m.Case(Kind.MUL):
                 m.d.comb += [pass2.eq((fb0 == 4) & (fb1 == 4)), occ_beat.eq(1 + pass2)]
