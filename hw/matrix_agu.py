@@ -210,7 +210,14 @@ class _Packed:
                          nkyo.eq(self.ky_off + row_step)]
         with m.Else():
             m.d.comb += [nky.eq(self.ky), nr.eq(self.r + n), nrem.eq(self.rem - n), nkyo.eq(self.ky_off)]
-        m.d.comb += noff.eq(nkyo + (nr << lsz))
+        # the next tile's offset nkyo + (nr << lsz) is the current one plus a step of the
+        # walk (`next_off`): one adder from registers (the counters -> nr -> the shift -> the
+        # sum with nkyo -> act_poff_b was three adders, 16.10 ns in the placed `base`, session 53)
+        self.g, self.n, self.lsz, self.row_step = g, n, lsz, row_step
+        self.start_over = (self.op == self.RESET) | self.is_last
+        self.ends_row = self.rem <= n
+        m.d.comb += noff.eq(self.next_off(0, f"{prefix}_poff"))
+        self.off_direct = (nkyo + (nr << lsz))[:aw]          # the same, from the counters (for the checks)
         self.nxt = {"ky": nky, "r": nr, "rem": nrem, "ky_off": nkyo, "off": noff}
 
         mask_a = thermometer(m, nrem, n, f"{prefix}_pmask_a_n")
@@ -222,6 +229,19 @@ class _Packed:
                 self.is_first.eq((self.op == self.RESET) | self.is_last),
                 self.is_last.eq((nky == g.KH - 1) & (nrem <= n)),
             ]
+
+    def next_off(self, bias, name):
+        """The next tile's offset plus `bias` (a value of the geometry), from the current
+        offset and registers loaded in every cycle: ``bias`` at a walk's start or after
+        its last tile, else ``off + n * esize + bias`` within a kernel row or ``off +
+        row_step + (n - prow) * esize + bias`` into the next one (r + n - prow from r,
+        ky_off + row_step). The geometry holds still from the setup's ``done`` on, a cycle
+        before the walk starts, so the registers are settled when a tile first reads them."""
+        m, g, n, lsz, aw = self.m, self.g, self.n, self.lsz, len(self.off)
+        regs = {k: Signal(aw, name=f"{name}_{k}", reset_less=True) for k in ("bias", "in", "end")}
+        m.d.sync += [regs["bias"].eq(bias), regs["in"].eq((Const(n) << lsz) + bias),
+                     regs["end"].eq(self.row_step + ((n - g.prow) << lsz) + bias)]
+        return Mux(self.start_over, regs["bias"], self.off + Mux(self.ends_row, regs["end"], regs["in"]))[:aw]
 
     def first(self):
         return self.is_first
@@ -339,10 +359,11 @@ class ActivationAGU(wiring.Component):
         pwin = [Signal(signed(SW), name=f"act_pwin_{k}", reset_less=True) for k in ("lo_a", "hi_a", "lo_b", "hi_b")]
         prow_b = g.prow << g.fm_lsz
         r_b = pk.nxt["r"] << g.fm_lsz
+        poff_b_next = pk.next_off(g.act_ls - prow_b, "act_poff_b")
         with m.If(pk.upd):
             ky_t = pk.nxt["ky"] - g.T
             m.d.sync += [y_lo[0].eq(-ky_t), y_hi[0].eq(g.H - ky_t), y_lo[1].eq(-ky_t - 1), y_hi[1].eq(g.H - ky_t - 1)]
-            m.d.sync += [pky_t.eq(ky_t), poff_b.eq(pk.nxt["off"] + g.act_ls - prow_b),
+            m.d.sync += [pky_t.eq(ky_t), poff_b.eq(poff_b_next),
                          pwin[0].eq(g.p_lo - r_b), pwin[1].eq(g.p_hi - r_b),
                          pwin[2].eq(g.p_lo + prow_b - r_b), pwin[3].eq(g.p_hi + prow_b - r_b)]
         ok_a, ok_b = ((cur["y"] >= y_lo[k]) & (cur["y"] < y_hi[k]) for k in range(2))
@@ -350,6 +371,10 @@ class ActivationAGU(wiring.Component):
             with m.If(running):
                 m.d.sync += tl.check(g, n, "ActivationAGU")
                 m.d.sync += Assert(more_k == (k0 + n < g.K), "ActivationAGU: more_k differs from k0 + n < K")
+            with m.If(pk.upd & g.packed):
+                m.d.sync += Assert((pk.nxt["off"] == pk.off_direct)
+                                   & (poff_b_next == (pk.off_direct + g.act_ls - prow_b)[:AW]),
+                                   "ActivationAGU: a tile's next offset differs from ky_off + (r << lsz)")
             py, px = cur["y"] + tl.ky - g.T, cur["x"] + tl.kx - g.L
             with m.If(self.req.valid & ~g.packed):
                 m.d.sync += Assert(inside == ((py >= 0) & (py < g.H) & (px >= 0) & (px < g.W)),
@@ -522,6 +547,9 @@ class WeightLoader(wiring.Component):
         if self.checks:
             with m.If(running):
                 m.d.sync += tl.check(g, n, "WeightLoader")
+            with m.If(pk.upd & g.packed):
+                m.d.sync += Assert(pk.nxt["off"] == pk.off_direct,
+                                   "WeightLoader: a tile's next offset differs from ky_off + (r << lsz)")
             with m.If(issuing):
                 m.d.sync += Assert(j_last == (j + 1 == nk), "WeightLoader: j_last differs from j + 1 == nk")
         with m.If(self.start):
