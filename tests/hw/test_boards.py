@@ -42,6 +42,12 @@ def params(text, cell):
     return dict(re.findall(r"parameter \\(\w+) (\S+)", m.group(1)))
 
 
+# the ECP5 flow's first steps (`hw.synth.synth_steps`): synth_ecp5 up to its coarse step,
+# the small comparisons as LUTs, synth_ecp5 to its gate mapping, the small adders as LUTs
+SMALL_ALUS_RE = (r"synth_ecp5 -run :coarse -top top\s+techmap -map \+/techmap.v t:\$lt .*? %i\s+"
+                 r"synth_ecp5 -top top -run coarse:map_gates\s+techmap -map \+/techmap.v t:\$alu r:Y_WIDTH<=\d+ %i\s+")
+
+
 def test_ulx3s_top_elaborates():
     """The ULX3S top with its default configuration (base) at 100 MHz from the 25 MHz
     clock through an EHXPLLL, the UART on the FT231X pins, LEDs."""
@@ -51,9 +57,7 @@ def test_ulx3s_top_elaborates():
     # `xdsa synth`'s flow for base: abc -lut 4 between synth_ecp5's halves (with abc9 it
     # does not fit the 85F), the static placer and router2; the seed reaches nextpnr
     ys, sh = text(files, "top.ys"), text(files, "build_top.sh")
-    assert re.search(r"synth_ecp5 -run :coarse -top top\s+techmap -map \+/techmap.v t:\$lt .*? %i\s+"
-                     r"synth_ecp5 -top top -run coarse:map_gates\s+techmap -map \+/techmap.v t:\$alu r:Y_WIDTH<=\d+ %i\s+"
-                     r"synth_ecp5 -top top -run map_gates:map_luts\s+abc -lut 4\s+clean\s+"
+    assert re.search(SMALL_ALUS_RE + r"synth_ecp5 -top top -run map_gates:map_luts\s+abc -lut 4\s+clean\s+"
                      r"synth_ecp5 -top top -run map_cells:\s+write_json top.json", ys), ys
     assert re.search(r"nextpnr-ecp5.*--placer static --router router2 --seed 3", sh, re.S), sh
     lpf = files["top.lpf"]
@@ -100,14 +104,13 @@ def test_ice40_hx8k_evn_top_elaborates():
 def test_board_builds_use_the_synth_flow():
     """A board build runs `xdsa synth`'s flow for its configuration (base on the ULX3S:
     `test_ulx3s_top_elaborates`): a configuration with abc9 on the ULX3S runs
-    synth_ecp5's LUT mapping (abc9), split only for the small adders' techmap; tiny on the iCEBreaker maps with abc9 and the UP5K timing model,
-    HeAP and router1, and without a seed nextpnr chooses."""
+    synth_ecp5's LUT mapping (abc9), split only for the techmaps of the small comparisons
+    and adders; tiny on the iCEBreaker maps with abc9 and the UP5K timing model, HeAP and
+    router1, and without a seed nextpnr chooses."""
     files = plan_files("ulx3s", SMALL)
     ys = text(files, "top.ys")
     assert "abc -lut 4" not in ys
-    assert re.search(r"synth_ecp5 -run :coarse -top top\s+techmap -map \+/techmap.v t:\$lt .*? %i\s+"
-                     r"synth_ecp5 -top top -run coarse:map_gates\s+techmap -map \+/techmap.v t:\$alu r:Y_WIDTH<=\d+ %i\s+"
-                     r"synth_ecp5 -top top -run map_gates:\s+write_json top.json", ys), ys
+    assert re.search(SMALL_ALUS_RE + r"synth_ecp5 -top top -run map_gates:\s+write_json top.json", ys), ys
     files = plan_files("icebreaker", get_config("tiny"))
     assert "synth_ice40 -dsp -abc9 -device u -top top" in text(files, "top.ys")
     sh = text(files, "build_top.sh")
