@@ -12,14 +12,14 @@ import random
 
 import pytest
 from amaranth.back import verilog
-from amaranth.hdl import Signal
+from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
 from xdsa.golden import isa
 from xdsa.golden.isa import Fault
 from xdsa.hw.config import CoreConfig
 from xdsa.hw.fields import table_bits
-from xdsa.hw.oploader import OperandLoader
+from xdsa.hw.oploader import OperandLoader, past_end
 
 MAX_TABLE_BITS = table_bits(isa.OPCODES)         # the widest table of the ISA (any AS)
 A64 = 1 << 64
@@ -39,6 +39,7 @@ def boundary_cmds(mem_bytes, tbytes):
         out += [(mem_bytes - n, n),                  # ends at the last byte: legal
                 (mem_bytes - n + 1, n),              # one byte past the end
                 (mem_bytes, n), (mem_bytes + 1, n), (mem_bytes - 1, n),
+                (mem_bytes + 300, n),                # a 256-byte block past the end's
                 (A64 - 1, n), (A64 - n, n),          # addr + nbytes = 2**64 exactly
                 (A64 - n + 1, n),                    # wraps to 1 in 64 bits
                 (A64 - mem_bytes, n), (1 << 63, n), (1 << mem_bytes.bit_length(), n),
@@ -178,6 +179,33 @@ def test_latency_and_throughput(row_bytes, latency):
         assert t_rsp - t_cmd == (rows + 2 + latency if rows else 1 if nbytes == 0 else 2), (addr, nbytes)
     for (t0, r0), (t1, _) in zip(ticks, ticks[1:]):
         assert t1 == r0, "the next command is taken in the cycle the response transfers"
+
+
+@pytest.mark.parametrize("mem_bytes", [160, 256, 8 * 37, 1000, 1024, 128 << 10, (128 << 10) + 32 * 5])
+def test_past_end(mem_bytes):
+    """The range check's end test without a carry chain equals addr + nbytes > mem_bytes
+    for every address within 700 bytes of the end (and every hi/lo split around it), the
+    highest address it is given, and lengths across the 8-bit range."""
+    k = mem_bytes.bit_length()
+    addr, nbytes, out = Signal(k), Signal(8), Signal()
+    m = Module()
+    m.d.comb += out.eq(past_end(addr, nbytes, mem_bytes))
+    addrs = sorted({a for a in range(mem_bytes - 700, mem_bytes + 300) if 0 <= a < 1 << k} | {(1 << k) - 1, 0})
+    lengths = [0, 1, 2, 3, 100, 127, 128, 129, 200, 254, 255]
+    sim = Simulator(m)
+    wrong = []
+
+    async def bench(ctx):
+        for a in addrs:
+            ctx.set(addr, a)
+            for n in lengths:
+                ctx.set(nbytes, n)
+                if ctx.get(out) != (a + n > mem_bytes):
+                    wrong.append((a, n))
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert not wrong, f"past_end differs from addr + nbytes > {mem_bytes} at (addr, nbytes) {wrong[:5]}"
 
 
 def test_convert():
