@@ -17,33 +17,36 @@ Unmapped registers read 0 and ignore writes. Reads never have side effects.
 
 Timing. ``ack`` and ``dat_r`` are registered; ``ack`` is high for exactly one cycle
 per access. Counting the cycle in which the master first presents ``cyc & stb`` as
-cycle 0, ``ack`` is high in cycle:
+cycle 0, in which the port only decodes the access into registers (the address ->
+the decode -> ``ack`` and the enables of the port's registers crossed the whole
+port in one cycle, 14.6-15.4 ns in the placed `base`, session 53), ``ack`` is high
+in cycle:
 
-* 1 — register, unmapped and out-of-memory accesses (2 cycles per access);
-* 1 + g — data memory writes; g is the number of cycles the host waits for the
+* 2 — register, unmapped and out-of-memory accesses (3 cycles per access);
+* 2 + g — data memory writes; g is the number of cycles the host waits for the
   memory's write buffer (0 when no other unit writes);
-* 3 + L + g — data memory reads, with the memory's read latency L
-  (``config.mem_latency``; the request enters the memory's read buffer in cycle 0,
-  the buffer is granted the port in cycle 1 + g, the row returns in cycle 1 + g + L
+* 4 + L + g — data memory reads, with the memory's read latency L
+  (``config.mem_latency``; the request enters the memory's read buffer in cycle 1,
+  the buffer is granted the port in cycle 2 + g, the row returns in cycle 2 + g + L
   and is registered; the word is selected from that register in the next cycle, so
   no block RAM output reaches ``dat_r`` in one cycle -- that path, across the
   memory's block RAMs and the word select, took 18.2 ns in the placed `base`,
   session 34);
-* 1 + sum over the n key operations of (1 + w_k + L_k) — key-table accesses: a
+* 2 + sum over the n key operations of (1 + w_k + L_k) — key-table accesses: a
   KEYS word issues one key operation per selected byte (n <= 4, lowest byte first,
-  one at a time; n = 0 acks in cycle 1), KEY_DEPOSIT one. w_k is the cycles the
+  one at a time; n = 0 acks in cycle 2), KEY_DEPOSIT one. w_k is the cycles the
   k-th request waits for ``keys_req.ready``, L_k (>= 1) the cycles from its transfer
   to the transfer of its response. With a sync unit that is ready and answers in
-  the next cycle: 4 cycles for one key, 10 for a whole word; with the core's sync
-  unit (L = 3, `hw.sync`) and no waiting: 6 and 18.
+  the next cycle: 5 cycles for one key, 11 for a whole word; with the core's sync
+  unit (L = 3, `hw.sync`) and no waiting: 7 and 19.
 
 The port is a buffered client of the memory system (`hw.memory`, ``buffered``): its
 requests enter one-entry buffers there, whose "empty" is its ``ready``, so neither
 the other units' requests reach its state nor its address decoding the memory's
 arbitration in one cycle (both were long paths in the placed `base`, sessions
 44-45); a write is acknowledged when it enters the buffer, and the memory keeps a
-later read behind it. The memory requests are driven straight from the Wishbone
-signals in cycle 0, so the port relies on the B4 classic rule that a master holds
+later read behind it. The memory requests are driven from the Wishbone signals
+and the registered decode in cycle 1, so the port relies on the B4 classic rule that a master holds
 ``cyc``, ``stb``, ``adr``, ``we``, ``dat_w`` and ``sel`` until ``ack`` (cycles aborted
 by dropping ``cyc`` before ``ack`` are not supported). A master may start the next access in
 the cycle after ``ack`` (``stb`` may stay high across accesses).
@@ -51,7 +54,7 @@ the cycle after ``ack`` (``stb`` may stay high across accesses).
 Control: ``start`` pulses for one cycle (with ``ack``) when CTRL bit 0 is written
 while ``busy`` is low, ``clear`` when CTRL bit 1 is written (whatever ``busy``);
 both may pulse together. ``start_addr`` is the START register, which ignores
-writes while ``busy`` is high. ``busy`` is sampled in cycle 0 of the write.
+writes while ``busy`` is high. ``busy`` is sampled in cycle 1 of the write.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -159,7 +162,7 @@ class HostPort(wiring.Component):
         word_bits = exact_log2(cfg.row_bytes) - 2           # word index within a row (row_bytes >= 8)
         words_per_row = cfg.row_bytes // 4
 
-        # --- decode (valid in cycle 0: IDLE & access) -----------------------------------
+        # --- decode (of the access in cycle 0: IDLE & access) -----------------------------
         access = Signal()
         m.d.comb += access.eq(wb.cyc & wb.stb & ~wb.ack)
         is_reg = wb.adr[29]
@@ -215,48 +218,73 @@ class HostPort(wiring.Component):
         def finish(data=0):
             m.d.sync += [wb.ack.eq(1), wb.dat_r.eq(data)]
 
+        # The access is decoded in cycle 0 into registers and served from cycle 1 on (the
+        # master holds adr, we, dat_w and sel until ack): the address -> the decode -> ack,
+        # the key registers' and START's enables and the sync unit's host request was
+        # 14.6-15.4 ns over the whole port in the placed `base` (session 53).
+        d_out = Signal()            # beyond the memory: no wrap
+        d_mem_rd, d_mem_wr = Signal(), Signal()
+        d_keys, d_deposit = Signal(), Signal()
+        d_reg_wr = Signal()         # (a register read: none of these)
+        d_ctrl = Signal()           # CTRL with byte 0 selected
+        d_start = Signal(2)         # the halves of START
         with m.FSM():
             with m.State("IDLE"):
-                with m.If(access & ~is_reg & ~in_mem):
-                    finish()                                    # beyond the memory: no wrap
-                with m.Elif(access & in_mem & ~wb.we):
+                with m.If(access):
+                    m.d.sync += [d_out.eq(~is_reg & ~in_mem), d_mem_rd.eq(in_mem & ~wb.we),
+                                 d_mem_wr.eq(in_mem & wb.we), d_keys.eq(is_keys),
+                                 d_deposit.eq(is_reg & wb.we & (off == _word(Reg.KEY_DEPOSIT)) & wb.sel[0]),
+                                 d_reg_wr.eq(is_reg & wb.we),
+                                 d_ctrl.eq((off == _word(Reg.CTRL)) & wb.sel[0]),
+                                 d_start.eq(Cat(off == _word(Reg.START), off == _word(Reg.START + 4)))]
+                    m.next = "ACCESS"
+
+            with m.State("ACCESS"):
+                with m.If(d_out):
+                    finish()
+                    m.next = "IDLE"
+                with m.Elif(d_mem_rd):
                     m.d.comb += [self.mem_r.req.valid.eq(1), self.mem_r.req.payload.eq(row)]
                     with m.If(self.mem_r.req.ready):
                         m.next = "MEM_READ"
-                with m.Elif(access & in_mem & wb.we):
+                with m.Elif(d_mem_wr):
                     wr = self.mem_w.req.payload
                     m.d.comb += [self.mem_w.req.valid.eq(1), wr.row.eq(row),
                                  wr.data.eq(wb.dat_w.replicate(words_per_row)),
                                  wr.be.eq(wb.sel << (word * 4))]
                     with m.If(self.mem_w.req.ready):
                         finish()
-                with m.Elif(access & is_keys):
+                        m.next = "IDLE"
+                with m.Elif(d_keys):
                     m.d.sync += [key_op.eq(Mux(wb.we, KeyHostOp.WRITE, KeyHostOp.READ)),
                                  key_table.eq(off[6:8]), key_index.eq(off[:6] << 2),
                                  key_wdata.eq(Mux(wb.we, wb.dat_w, 0)), key_rdata.eq(0), pending.eq(wb.sel)]
                     with m.If(wb.sel == 0):
                         finish()
+                        m.next = "IDLE"
                     with m.Else():
                         m.next = "KEY_REQ"
-                with m.Elif(access & is_reg & wb.we & (off == _word(Reg.KEY_DEPOSIT)) & wb.sel[0]):
+                with m.Elif(d_deposit):
                     m.d.sync += [key_op.eq(KeyHostOp.DEPOSIT),
                                  key_table.eq(Mux(wb.sel[1], wb.dat_w[8:10], 0)),
                                  key_index.eq(wb.dat_w[:8]), key_wdata.eq(0), key_rdata.eq(0),
                                  pending.eq(0b0001)]
                     m.next = "KEY_REQ"
-                with m.Elif(access & is_reg & wb.we):
+                with m.Elif(d_reg_wr):
                     finish()
-                    with m.If((off == _word(Reg.CTRL)) & wb.sel[0]):
+                    m.next = "IDLE"
+                    with m.If(d_ctrl):
                         m.d.sync += [self.start.eq(wb.dat_w[0] & ~self.busy),
                                      self.clear.eq(wb.dat_w[1])]
-                    for half, addr in enumerate((Reg.START, Reg.START + 4)):
-                        with m.If((off == _word(addr)) & ~self.busy):
+                    for half in range(2):
+                        with m.If(d_start[half] & ~self.busy):
                             for b in range(4):
                                 with m.If(wb.sel[b]):
                                     m.d.sync += start_q.word_select(4 * half + b, 8).eq(
                                         wb.dat_w.word_select(b, 8))
-                with m.Elif(access & is_reg):
+                with m.Else():                                  # a register read
                     finish(reg_rdata & lane_mask)
+                    m.next = "IDLE"
 
             with m.State("MEM_READ"):
                 # the row requested L cycles ago arrives now and is registered
