@@ -264,14 +264,8 @@ class Core(wiring.Component):
         m.d.sync += bad_unit.eq(bad_unit_now)
 
         def retire(m, fault_code, *, stop_reason=None):
+            # (the fetcher's `ready`: `retiring` below)
             m.d.comb += [self.retire_valid.eq(1), cur_fault.eq(fault_code)]
-            # An instruction that stops the core is not taken from the fetcher: STOP, next,
-            # stops the fetcher, which abandons it with everything else. So the fetcher's
-            # `ready` is set only by RETIRE (and the domain ports), never by a fault or END
-            # decision: the decoder's fault register -> `ready` -> the fetcher's read
-            # pointer, count and PC was 16.3-17.8 ns in the placed `base` (session 53).
-            if stop_reason is None:
-                m.d.comb += fetch.out.ready.eq(1)
             m.d.sync += release_table.eq(1)
             m.d.sync += [index.eq(index + 1), retired.eq(retired + 1)]
             if stop_reason is not None:
@@ -309,6 +303,8 @@ class Core(wiring.Component):
                     fault_answered(done.payload.fault)
                 with m.Else():
                     m.next = then
+                    if then == "RETIRE":
+                        m.d.sync += retiring.eq(1)
 
         is_domain = Signal()
         m.d.comb += is_domain.eq(0)
@@ -326,6 +322,16 @@ class Core(wiring.Component):
         # the state register (fsm_state -> that LUT -> the sync unit's answer -> fsm_state,
         # 17.06 ns in the placed `base`, session 47)
         m.d.sync += decoding.eq(0)
+        # The instruction is taken from the fetcher (its `ready`) by RETIRE alone, from two
+        # registers: `retiring`, set on the way into RETIRE like `decoding`, and `is_exit`.
+        # An instruction that stops the core (a fault, END, EXIT) is not taken: STOP, next,
+        # stops the fetcher, which abandons it with everything else. (The decoder's fault
+        # register -> `ready` -> the fetcher's read pointer, count and PC was 16.3-17.8 ns,
+        # and the state register -> the same 15.2 ns, in the placed `base`, session 53.)
+        # The domain ports set `ready` in NEXT (below).
+        retiring = Signal()
+        m.d.sync += retiring.eq(0)
+        m.d.comb += fetch.out.ready.eq(retiring & ~is_exit)
         with m.FSM() as fsm:
             with m.State("IDLE"):
                 with m.If(host.clear):
@@ -442,6 +448,7 @@ class Core(wiring.Component):
 
             with m.State("DEPOSIT"):
                 with m.If(~deposit_en):
+                    m.d.sync += retiring.eq(1)
                     m.next = "RETIRE"
                 with m.Else():
                     m.d.comb += sync.deposit.valid.eq(1)
@@ -469,6 +476,7 @@ class Core(wiring.Component):
 
         if self._checks:
             m.d.sync += Assert(decoding == fsm.ongoing("DECODE"), "Core: decoding differs from the state")
+            m.d.sync += Assert(retiring == fsm.ongoing("RETIRE"), "Core: retiring differs from the state")
             if inst_copy:
                 holding = ~(fsm.ongoing("IDLE") | fsm.ongoing("NEXT") | fsm.ongoing("STOP"))
                 m.d.sync += Assert(~holding | (inst == item.payload), "Core: inst differs from the fetcher's item")

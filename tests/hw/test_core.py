@@ -251,7 +251,7 @@ def test_verilator_backend_runs_a_program():
 
 def test_host_key_access_timing():
     """The host port's KEYS and KEY_DEPOSIT accesses through the core's sync unit (L = 3,
-    nothing else using it): ack in cycle 1 + 4n for n key operations (docs/host-port.md)."""
+    nothing else using it): ack in cycle 2 + 4n for n key operations (docs/host-port.md)."""
     from amaranth.sim import Simulator
     from xdsa.hw.core import Core
     from xdsa.hw.hostport import Reg
@@ -276,4 +276,4 @@ def test_host_key_access_timing():
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
-    assert got == [(17, None), (5, 0x01), (5, None), (17, 0x04030202)]
+    assert got == [(18, None), (6, 0x01), (6, None), (18, 0x04030202)]
