@@ -349,8 +349,9 @@ class Core(wiring.Component):
                 fi = fetch.out.payload
                 if inst_copy:
                     m.d.sync += inst.eq(fi.payload)      # (it holds from here until the item retires)
-                for did, port in domain_ports.items():
-                    with m.If(fetch.out.valid & (fi.did == did) & (fi.fault == 0)):
+                for k, (did, port) in enumerate(domain_ports.items()):
+                    # (the fetcher's flag is fi.did == did, a register; asserted there)
+                    with m.If(fetch.out.valid & fetch.head_domain[k] & (fi.fault == 0)):
                         m.d.comb += [port.valid.eq(1), port.payload.pc.eq(fi.pc),
                                      port.payload.payload.eq(fi.payload), fetch.out.ready.eq(port.ready),
                                      is_domain.eq(1)]

@@ -89,14 +89,16 @@ def expected_items(mem, start, ins=None):
 # --- the lockstep simulation ------------------------------------------------------------
 
 def simulate(cfg, mem, script, *, seed=0, ready_p=0.7, grant_p=0.8, max_cycles=20_000,
-             depth=None, name="fetch", idle_tail=3):
+             depth=None, name="fetch", idle_tail=3, flags=None):
     """Run the RTL fetcher and its cycle model side by side.
 
     `script` maps a cycle number to that cycle's inputs (``start``, ``start_addr``,
     ``stop``); ``out.ready`` and ``mem.req.ready`` are random with probabilities
     `ready_p` and `grant_p` (1.0: always). The run ends `idle_tail` cycles after
     the fetcher is idle past the last scripted cycle. Returns the transferred items
-    as a list of (cycle, (pc, did, payload, fault))."""
+    as a list of (cycle, (pc, did, payload, fault)). The head's domain flags are
+    checked against the item's DID in every cycle with a valid item (`flags`, a list:
+    the flags of each transferred item are appended to it)."""
     dut = Fetcher(cfg, depth, checks=True)
     model = FetcherModel(cfg, mem, depth=dut.depth)
     rb = cfg.row_bytes
@@ -151,8 +153,14 @@ def simulate(cfg, mem, script, *, seed=0, ready_p=0.7, grant_p=0.8, max_cycles=2
                 if got["req_valid"] and not req_ready and not last_item:
                     held.update((f, got[f]) for f in ("req_valid", "req_addr"))
 
+            if got["out_valid"] and not got["out_fault"] and cfg.domains:
+                want = sum(1 << k for k, d in enumerate(cfg.domains) if got["out_did"] == d)
+                assert ctx.get(dut.head_domain) == want, \
+                    f"cycle {cycle}: head_domain {ctx.get(dut.head_domain):#b} for DID {got['out_did']:#x}"
             if got["out_valid"] and out_ready:
                 items.append((cycle, (p.pc, p.did, p.payload, p.fault)))
+                if flags is not None:
+                    flags.append(ctx.get(dut.head_domain))
             rsp = None
             if got["req_valid"]:
                 assert got["req_addr"] < cfg.rows, f"cycle {cycle}: read request for row {got['req_addr']} " \
@@ -185,12 +193,33 @@ def session(items, first, last=None):
     return [it for c, it in items if c >= first and (last is None or c <= last)]
 
 
+DOMAINS = (1, 2, 3, 0x80, 0x81, 0xFE)       # domain ports: the fetcher flags these DIDs at its head
+
+
 def config(row_bytes, mem_bytes=1 << 15, latency=1):
-    """A configuration with `row_bytes`-byte rows and the memory read latency `latency`."""
-    return CoreConfig(f"test{row_bytes}", mem_bytes=mem_bytes, row_bytes=row_bytes, mem_latency=latency)
+    """A configuration with `row_bytes`-byte rows, the memory read latency `latency`
+    and the domain ports `DOMAINS`."""
+    return CoreConfig(f"test{row_bytes}", mem_bytes=mem_bytes, row_bytes=row_bytes, mem_latency=latency,
+                      domains=DOMAINS)
 
 
 # --- programs that end with END ---------------------------------------------------------
+
+@pytest.mark.parametrize("row_bytes", [8, 32])
+def test_head_domain_flags(row_bytes):
+    """A program of mostly domain DIDs: each transferred item's flags name its DID's port
+    (checked in every cycle by the harness) and every port's flag is seen set."""
+    rng = random.Random(77 + row_bytes)
+    cfg = config(row_bytes, mem_bytes=8192)
+    ins = [Instruction(rng.choice(DOMAINS + (0, 7, 0x40, 0xFF)), rng.getrandbits(128)) for _ in range(70)]
+    ins.append(Instruction(END, 0))
+    mem = make_memory(cfg, rng, [(64, ins)])
+    flags = []
+    items = simulate(cfg, mem, {0: {"start": 1, "start_addr": 64}}, seed=row_bytes, flags=flags)
+    assert [it for _, it in items] == expected_items(mem, 64, ins)
+    assert flags == [sum(1 << k for k, d in enumerate(DOMAINS) if i.did == d) for i in ins]
+    assert all(any(f >> k & 1 for f in flags) for k in range(len(DOMAINS)))
+
 
 @pytest.mark.parametrize("latency", [1, 2])
 @pytest.mark.parametrize("row_bytes", [8, 16, 32])
