@@ -223,8 +223,10 @@ class HostPort(wiring.Component):
         # the key registers' and START's enables and the sync unit's host request was
         # 14.6-15.4 ns over the whole port in the placed `base` (session 53).
         d_out = Signal()            # beyond the memory: no wrap
-        d_mem_rd, d_mem_wr = Signal(), Signal()
-        d_keys, d_deposit = Signal(), Signal()
+        d_mem_rd = Signal()
+        d_mem_wr = Signal()
+        d_keys = Signal()
+        d_deposit = Signal()
         d_reg_wr = Signal()         # (a register read: none of these)
         d_ctrl = Signal()           # CTRL with byte 0 selected
         d_start = Signal(2)         # the halves of START
