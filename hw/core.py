@@ -294,6 +294,12 @@ class Core(wiring.Component):
             m.d.sync += answer_fault.eq(code)
             m.next = "ANSWER_FAULT"
 
+        def goto(state):
+            """Enter `state` next; RETIRE with `retiring` set (below)."""
+            m.next = state
+            if state == "RETIRE":
+                m.d.sync += retiring.eq(1)
+
         def take_done(done, then):
             """Take an answer from `done` (a stream with a ``fault`` payload): stop with its
             fault (one cycle later, `fault_answered`), or go to state `then`."""
@@ -302,9 +308,7 @@ class Core(wiring.Component):
                 with m.If(done.payload.fault != 0):
                     fault_answered(done.payload.fault)
                 with m.Else():
-                    m.next = then
-                    if then == "RETIRE":
-                        m.d.sync += retiring.eq(1)
+                    goto(then)
 
         is_domain = Signal()
         m.d.comb += is_domain.eq(0)
@@ -449,8 +453,7 @@ class Core(wiring.Component):
 
             with m.State("DEPOSIT"):
                 with m.If(~deposit_en):
-                    m.d.sync += retiring.eq(1)
-                    m.next = "RETIRE"
+                    goto("RETIRE")
                 with m.Else():
                     m.d.comb += sync.deposit.valid.eq(1)
                     with m.If(sync.deposit.ready):

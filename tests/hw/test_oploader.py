@@ -39,7 +39,7 @@ def boundary_cmds(mem_bytes, tbytes):
         out += [(mem_bytes - n, n),                  # ends at the last byte: legal
                 (mem_bytes - n + 1, n),              # one byte past the end
                 (mem_bytes, n), (mem_bytes + 1, n), (mem_bytes - 1, n),
-                (mem_bytes + 300, n),                # a 256-byte block past the end's
+                (mem_bytes + 300, n),                # addr // 256 above the end's
                 (A64 - 1, n), (A64 - n, n),          # addr + nbytes = 2**64 exactly
                 (A64 - n + 1, n),                    # wraps to 1 in 64 bits
                 (A64 - mem_bytes, n), (1 << 63, n), (1 << mem_bytes.bit_length(), n),
